@@ -1,0 +1,61 @@
+// Persistent isomorphic collectives: init once, start/test/wait many times.
+#pragma once
+
+#include "iso/neighborhood.hpp"
+#include "iso/schedule.hpp"
+
+#include <mpi.h>
+
+#include <memory>
+
+namespace iso {
+
+struct OperationOptions {
+  Algorithm algorithm = Algorithm::torus;
+};
+
+/// A persistent collective operation. Its buffers and datatypes are fixed at
+/// init; start() posts the first round and returns, test() advances the rounds
+/// as far as arrived messages allow, wait() completes. start/test/wait allocate
+/// nothing. Move-only; frees its MPI objects on destruction (before
+/// MPI_Finalize). The neighborhood must outlive the operation.
+class Operation {
+public:
+  Operation();
+  Operation(Operation&&) noexcept;
+  Operation& operator=(Operation&&) noexcept;
+  ~Operation();
+
+  void start();
+  /// Advances; returns true once the operation has completed.
+  bool test();
+  void wait();
+  void run() { start(); wait(); }
+  bool active() const;
+
+  const Schedule& schedule() const;
+  Algorithm algorithm() const;
+
+  struct Impl;
+
+private:
+  explicit Operation(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  friend Operation make_operation(std::unique_ptr<Impl> impl);
+};
+
+/// Isomorphic all-to-all: block i of sendbuf (sendcount x sendtype, blocks
+/// consecutive by extent) goes to target i; block i of recvbuf comes from
+/// source i. Collective over the neighborhood; argument errors raise the same
+/// iso::Error on every rank.
+Operation alltoall_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                        MPI_Datatype recvtype, const OperationOptions& options = {});
+
+/// Isomorphic allgather: the one block at sendbuf goes to every target; block
+/// i of recvbuf comes from source i.
+Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                         MPI_Datatype recvtype, const OperationOptions& options = {});
+
+}  // namespace iso

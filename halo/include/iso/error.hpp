@@ -1,0 +1,36 @@
+// Errors raised by the isomorphic collectives.
+#pragma once
+
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace iso {
+
+/// Every error of the library. `mpi_code()` is the MPI error class the C API
+/// returns for it (MPI_ERR_ARG for bad arguments, MPI_ERR_OTHER otherwise).
+class Error : public std::runtime_error {
+public:
+  explicit Error(const std::string& what, int mpi_code = MPI_ERR_ARG)
+      : std::runtime_error(what), mpi_code_(mpi_code) {}
+  int mpi_code() const { return mpi_code_; }
+
+private:
+  int mpi_code_;
+};
+
+namespace detail {
+[[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
+}
+
+}  // namespace iso
+
+/// Checks an MPI return code; on failure throws iso::Error naming the rank,
+/// the call, file:line and the MPI library's error string.
+#define ISO_MPI_CHECK(call)                                                  \
+  do {                                                                       \
+    int iso_mpi_check_rc_ = (call);                                          \
+    if (iso_mpi_check_rc_ != MPI_SUCCESS)                                    \
+      ::iso::detail::throw_mpi_error(iso_mpi_check_rc_, #call, __FILE__, __LINE__); \
+  } while (0)

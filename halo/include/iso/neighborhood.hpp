@@ -1,0 +1,78 @@
+// Cartesian communicators and isomorphic neighborhoods (MPI layer).
+#pragma once
+
+#include "iso/geometry.hpp"
+#include "iso/schedule.hpp"
+
+#include <mpi.h>
+
+#include <vector>
+
+namespace iso {
+
+/// Move-only owner of a communicator; never frees MPI_COMM_WORLD/SELF/NULL.
+class Comm {
+public:
+  Comm() = default;
+  explicit Comm(MPI_Comm comm) : comm_(comm) {}
+  Comm(Comm&& other) noexcept : comm_(other.comm_) { other.comm_ = MPI_COMM_NULL; }
+  Comm& operator=(Comm&& other) noexcept;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() { reset(); }
+
+  MPI_Comm get() const { return comm_; }
+  void reset();
+
+private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+};
+
+/// A Cartesian communicator of `parent`'s processes. Zero entries of `dims` are
+/// chosen by MPI_Dims_create; `periodic` defaults to all true when empty.
+class CartComm {
+public:
+  CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic = {},
+           bool reorder = false);
+  MPI_Comm get() const { return comm_.get(); }
+  const CartGeometry& geometry() const { return geometry_; }
+
+private:
+  Comm comm_;
+  CartGeometry geometry_;
+};
+
+struct NeighborhoodOptions {
+  /// Compare a hash of (offsets, dims, periods) over all ranks at creation, so
+  /// a neighborhood that differs between ranks is an error on every rank.
+  bool verify = true;
+};
+
+/// An isomorphic neighborhood on a Cartesian communicator. Creation is
+/// collective over `cart`; the neighborhood owns a duplicate of it, so user
+/// traffic on `cart` never matches the collectives' messages.
+class Neighborhood {
+public:
+  Neighborhood(MPI_Comm cart, OffsetList offsets, const NeighborhoodOptions& options = {});
+
+  MPI_Comm comm() const { return comm_.get(); }
+  const OffsetList& offsets() const { return offsets_; }
+  const CartGeometry& geometry() const { return geometry_; }
+  const std::vector<int>& coords() const { return coords_; }
+  int rank() const { return rank_; }
+  int size() const { return static_cast<int>(offsets_.size()); }
+
+  Schedule schedule(Algorithm algorithm, Collective collective) const;
+  /// Rank that block i is sent to / received from (-1: none, non-periodic mesh).
+  int target_rank(int block) const;
+  int source_rank(int block) const;
+
+private:
+  Comm comm_;
+  OffsetList offsets_;
+  CartGeometry geometry_;
+  std::vector<int> coords_;
+  int rank_ = 0;
+};
+
+}  // namespace iso

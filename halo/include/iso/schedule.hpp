@@ -1,0 +1,103 @@
+// Pure schedule computation (ALGORITHMS.md sections 2-3.5): no MPI calls.
+//
+// Every process computes the same global round list from the offsets; a
+// process's schedule is that list filtered for its coordinate (non-periodic
+// meshes drop entries whose origin or final target does not exist) and turned
+// into per-round send and receive entries naming local buffer slots.
+#pragma once
+
+#include "iso/geometry.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace iso {
+
+enum class Algorithm {
+  linear,  ///< straightforward: one round per nonzero offset (paper, Listing 4)
+  torus,   ///< message combining over immediate torus links (3.1)
+  direct,  ///< message combining with direct shifts along each dimension (3.2)
+};
+enum class Collective { alltoall, allgather };
+
+const char* to_string(Algorithm algorithm);
+const char* to_string(Collective collective);
+/// Accepts "linear" (also "straightforward"), "torus" (also "hop"), "direct"
+/// (also "torus-direct"); throws iso::Error naming the allowed values.
+Algorithm parse_algorithm(const std::string& name);
+
+/// The four buffers of ALGORITHMS.md: S, R, T and the mesh redirection T2.
+enum class Buffer : std::uint8_t { send, recv, temp, temp2 };
+const char* to_string(Buffer buffer);
+
+/// One block slot of a local buffer. For the send buffer of allgather the
+/// block index is always 0 (every neighbor gets the same block).
+struct BlockRef {
+  Buffer buffer;
+  std::int32_t block;
+  friend bool operator==(BlockRef a, BlockRef b) { return a.buffer == b.buffer && a.block == b.block; }
+  friend bool operator!=(BlockRef a, BlockRef b) { return !(a == b); }
+};
+
+/// One communication round as seen by one process: a single message to
+/// x (+) shift and a single message from x (-) shift. Entry i of `send` at the
+/// sender corresponds to entry i of `recv` at the receiver.
+struct Round {
+  int index = 0;             ///< position in the global round list; also the message tag
+  std::vector<int> shift;    ///< sigma
+  int send_rank = -1;        ///< rank of x (+) sigma, -1 when no message is sent
+  int recv_rank = -1;        ///< rank of x (-) sigma, -1 when no message is received
+  std::vector<BlockRef> send;
+  std::vector<BlockRef> recv;
+};
+
+/// A copy inside one process, done after all rounds: zero offsets (S -> R) and,
+/// for allgather, repeated offsets (R[owner] -> R[i]).
+struct LocalCopy {
+  BlockRef from;
+  BlockRef to;
+};
+
+struct Schedule {
+  Algorithm algorithm = Algorithm::linear;
+  Collective collective = Collective::alltoall;
+  int num_blocks = 0;           ///< s
+  int num_global_rounds = 0;    ///< length of the global round list (same on every process)
+  std::vector<Round> rounds;    ///< this process's rounds with at least one entry, ascending index
+  std::vector<LocalCopy> copies;
+  std::vector<char> uses_temp;  ///< per block: T[i] is used
+  std::vector<char> uses_temp2; ///< per block: T2[i] is used (mesh redirection)
+
+  long messages_sent() const;   ///< rounds with a nonempty send
+  long blocks_sent() const;     ///< volume: block transfers sent by this process
+};
+
+/// The global round list and each block's path through it (for alltoall), or
+/// each trie node's round (allgather). Identical on all processes.
+struct RoundList {
+  std::vector<std::vector<int>> shifts;  ///< sigma of each round
+};
+RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm);
+
+/// The schedule of the process at `coords`. Throws iso::Error when the offsets'
+/// dimension differs from the grid's.
+Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, const int* coords,
+                        Algorithm algorithm, Collective collective);
+
+/// Figures of one algorithm/collective on a grid, for `isostencil plan` and the
+/// cost model. On a periodic grid every process has the same figures; on a mesh
+/// they differ, so max and total over all processes are given.
+struct ScheduleFigures {
+  int rounds = 0;              ///< global rounds
+  long messages = 0;           ///< messages sent per process (max over processes)
+  long volume = 0;             ///< block transfers sent per process (max)
+  long messages_total = 0;     ///< sum over all processes
+  long volume_total = 0;
+  long local_copies = 0;       ///< max over processes
+  long temp_blocks = 0;        ///< T and T2 slots used (max over processes)
+};
+ScheduleFigures schedule_figures(const OffsetList& offsets, const CartGeometry& grid,
+                                 Algorithm algorithm, Collective collective);
+
+}  // namespace iso

@@ -1,0 +1,326 @@
+#include "iso/collectives.hpp"
+
+#include "agree.hpp"
+#include "iso/error.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace iso {
+
+namespace {
+
+// Where a block of one of the four buffers lives: address of its first
+// element, and the count and datatype that describe it.
+struct BlockDesc {
+  char* base = nullptr;
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+struct TypeInfo {
+  MPI_Aint extent = 0;
+  MPI_Aint true_lb = 0;
+  MPI_Aint true_extent = 0;
+  int size = 0;
+};
+
+TypeInfo type_info(MPI_Datatype type) {
+  TypeInfo info;
+  MPI_Aint lb = 0;
+  ISO_MPI_CHECK(MPI_Type_get_extent(type, &lb, &info.extent));
+  ISO_MPI_CHECK(MPI_Type_get_true_extent(type, &info.true_lb, &info.true_extent));
+  ISO_MPI_CHECK(MPI_Type_size(type, &info.size));
+  return info;
+}
+
+// Lowest byte offset and byte span that `count` elements of a type touch.
+std::pair<MPI_Aint, MPI_Aint> true_span(const TypeInfo& info, int count) {
+  if (count == 0 || info.size == 0) return {0, 0};
+  const MPI_Aint stride = static_cast<MPI_Aint>(count - 1) * info.extent;
+  const MPI_Aint lowest = info.true_lb + std::min<MPI_Aint>(0, stride);
+  const MPI_Aint span = info.true_extent + (stride < 0 ? -stride : stride);
+  return {lowest, span};
+}
+
+}  // namespace
+
+struct Operation::Impl {
+  Comm comm;
+  Schedule schedule;
+  // T and T2 slots; max_align_t elements keep every slot suitably aligned.
+  std::vector<std::max_align_t> scratch;
+  std::vector<MPI_Datatype> types;
+  std::vector<MPI_Request> requests;
+  std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
+  int current = -1;             // active step, -1 when inactive
+
+  ~Impl() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    if (current >= 0) {
+      // Destroyed while active: finish the step in flight so nothing dangles.
+      MPI_Waitall(step_begin[current + 1] - step_begin[current], requests.data() + step_begin[current],
+                  MPI_STATUSES_IGNORE);
+    }
+    for (MPI_Request& request : requests)
+      if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+    for (MPI_Datatype& type : types)
+      if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  }
+
+  int steps() const { return static_cast<int>(step_begin.size()) - 1; }
+
+  void post(int step) {
+    const int count = step_begin[step + 1] - step_begin[step];
+    ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+  }
+};
+
+namespace {
+
+struct Buffers {
+  std::vector<BlockDesc> send;  // indexed by the send block index
+  std::vector<BlockDesc> recv;  // R[i]
+  std::vector<BlockDesc> temp;  // T[i]
+  std::vector<BlockDesc> temp2; // T2[i]
+
+  const BlockDesc& at(BlockRef ref) const {
+    switch (ref.buffer) {
+      case Buffer::send: return send[ref.block];
+      case Buffer::recv: return recv[ref.block];
+      case Buffer::temp: return temp[ref.block];
+      case Buffer::temp2: return temp2[ref.block];
+    }
+    throw Error("iso: invalid buffer");
+  }
+};
+
+// One committed datatype holding every nonempty entry of a message, at
+// absolute addresses (used with MPI_BOTTOM). MPI_DATATYPE_NULL: nothing to move.
+MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries) {
+  std::vector<int> counts;
+  std::vector<MPI_Aint> addresses;
+  std::vector<MPI_Datatype> types;
+  counts.reserve(entries.size());
+  addresses.reserve(entries.size());
+  types.reserve(entries.size());
+  for (BlockRef ref : entries) {
+    const BlockDesc& block = buffers.at(ref);
+    int size = 0;
+    ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
+    if (block.count == 0 || size == 0) continue;
+    MPI_Aint address = 0;
+    ISO_MPI_CHECK(MPI_Get_address(block.base, &address));
+    counts.push_back(block.count);
+    addresses.push_back(address);
+    types.push_back(block.type);
+  }
+  if (counts.empty()) return MPI_DATATYPE_NULL;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
+  const int n = static_cast<int>(counts.size());
+  if (uniform)
+    ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), addresses.data(), types[0], &type));
+  else
+    ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
+  ISO_MPI_CHECK(MPI_Type_commit(&type));
+  return type;
+}
+
+// Builds the persistent requests of every round plus the final local copies.
+std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers,
+                                       const TypeInfo& recv_info, int recvcount) {
+  auto impl = std::make_unique<Operation::Impl>();
+  impl->schedule = std::move(schedule);
+  const Schedule& plan = impl->schedule;
+  MPI_Comm dup = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
+  impl->comm = Comm(dup);
+
+  // Temporary slots are sized and offset by the true extent of a receive block.
+  const auto [lowest, span] = true_span(recv_info, recvcount);
+  const std::size_t unit = sizeof(std::max_align_t);
+  const std::size_t slot_units = (static_cast<std::size_t>(span) + unit - 1) / unit;
+  std::size_t used = 0;
+  for (int i = 0; i < plan.num_blocks; ++i) used += plan.uses_temp[i] + plan.uses_temp2[i];
+  impl->scratch.resize(std::max<std::size_t>(1, used * slot_units));
+  char* next = reinterpret_cast<char*>(impl->scratch.data());
+  for (int i = 0; i < plan.num_blocks; ++i) {
+    const BlockDesc shape = buffers.recv[i];
+    if (plan.uses_temp[i]) {
+      buffers.temp[i] = {next - lowest, shape.count, shape.type};
+      next += slot_units * unit;
+    }
+    if (plan.uses_temp2[i]) {
+      buffers.temp2[i] = {next - lowest, shape.count, shape.type};
+      next += slot_units * unit;
+    }
+  }
+
+  int tag_ub_flag = 0;
+  int* tag_ub = nullptr;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm.get(), MPI_TAG_UB, &tag_ub, &tag_ub_flag));
+  const int tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+
+  auto add_step = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
+                      int recv_rank, int round_index) {
+    const int tag = round_index % (tag_limit + 1);
+    const std::size_t before = impl->requests.size();
+    // Receive first so that the matching send finds it posted.
+    MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
+    if (recv_type != MPI_DATATYPE_NULL) {
+      impl->types.push_back(recv_type);
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      ISO_MPI_CHECK(MPI_Recv_init(MPI_BOTTOM, 1, recv_type, recv_rank, tag, impl->comm.get(),
+                                  &impl->requests.back()));
+    }
+    MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
+    if (send_type != MPI_DATATYPE_NULL) {
+      impl->types.push_back(send_type);
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      ISO_MPI_CHECK(MPI_Send_init(MPI_BOTTOM, 1, send_type, send_rank, tag, impl->comm.get(),
+                                  &impl->requests.back()));
+    }
+    if (impl->requests.size() > before) impl->step_begin.push_back(static_cast<int>(before));
+  };
+  for (const Round& round : plan.rounds) add_step(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
+  if (!plan.copies.empty()) {
+    // Local copies travel as one message to self, so differing send and
+    // receive datatypes are converted by MPI as for any other block.
+    std::vector<BlockRef> from, to;
+    for (const LocalCopy& copy : plan.copies) {
+      from.push_back(copy.from);
+      to.push_back(copy.to);
+    }
+    add_step(from, neighborhood.rank(), to, neighborhood.rank(), plan.num_global_rounds);
+  }
+  impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
+  return impl;
+}
+
+std::string check_arguments(const Neighborhood& neighborhood, Collective collective, const void* sendbuf,
+                            int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype) {
+  if (sendcount < 0) return "sendcount is negative (" + std::to_string(sendcount) + ")";
+  if (recvcount < 0) return "recvcount is negative (" + std::to_string(recvcount) + ")";
+  if (sendtype == MPI_DATATYPE_NULL) return "sendtype is MPI_DATATYPE_NULL";
+  if (recvtype == MPI_DATATYPE_NULL) return "recvtype is MPI_DATATYPE_NULL";
+  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return "MPI_IN_PLACE is not supported";
+  int send_size = 0, recv_size = 0;
+  ISO_MPI_CHECK(MPI_Type_size(sendtype, &send_size));
+  ISO_MPI_CHECK(MPI_Type_size(recvtype, &recv_size));
+  const long send_bytes = static_cast<long>(sendcount) * send_size;
+  const long recv_bytes = static_cast<long>(recvcount) * recv_size;
+  if (send_bytes != recv_bytes)
+    return "a send block has " + std::to_string(send_bytes) + " bytes but a receive block has " +
+           std::to_string(recv_bytes) + " (type signatures must match)";
+  const bool moves_data = neighborhood.size() > 0 && send_bytes > 0;
+  if (moves_data && sendbuf == nullptr) return "sendbuf is null but blocks have " + std::to_string(send_bytes) + " bytes";
+  if (moves_data && recvbuf == nullptr) return "recvbuf is null but blocks have " + std::to_string(recv_bytes) + " bytes";
+  (void)collective;
+  return {};
+}
+
+Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
+               int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+               const OperationOptions& options) {
+  const std::string error =
+      check_arguments(neighborhood, collective, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
+  detail::agree_on_errors(neighborhood.comm(), where, error);
+
+  const int s = neighborhood.size();
+  const TypeInfo send_info = type_info(sendtype);
+  const TypeInfo recv_info = type_info(recvtype);
+  Buffers buffers;
+  const int send_blocks = collective == Collective::alltoall ? s : 1;
+  auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
+  auto* recv_base = static_cast<char*>(recvbuf);
+  for (int i = 0; i < send_blocks; ++i)
+    buffers.send.push_back({send_base + static_cast<MPI_Aint>(i) * sendcount * send_info.extent, sendcount, sendtype});
+  for (int i = 0; i < s; ++i)
+    buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(i) * recvcount * recv_info.extent, recvcount, recvtype});
+  buffers.temp.resize(s);
+  buffers.temp2.resize(s);
+  return make_operation(build(neighborhood, neighborhood.schedule(options.algorithm, collective), std::move(buffers),
+                              recv_info, recvcount));
+}
+
+}  // namespace
+
+Operation make_operation(std::unique_ptr<Operation::Impl> impl) { return Operation(std::move(impl)); }
+
+Operation::Operation() = default;
+Operation::Operation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Operation::Operation(Operation&&) noexcept = default;
+Operation& Operation::operator=(Operation&&) noexcept = default;
+Operation::~Operation() = default;
+
+void Operation::start() {
+  if (!impl_) throw Error("iso::Operation::start: the operation is empty (moved from or default-constructed)");
+  if (impl_->current >= 0) throw Error("iso::Operation::start: the operation is already active; wait() first");
+  if (impl_->steps() == 0) return;
+  impl_->current = 0;
+  impl_->post(0);
+}
+
+bool Operation::test() {
+  if (!impl_) throw Error("iso::Operation::test: the operation is empty");
+  Impl& op = *impl_;
+  while (op.current >= 0) {
+    int done = 0;
+    const int begin = op.step_begin[op.current];
+    ISO_MPI_CHECK(MPI_Testall(op.step_begin[op.current + 1] - begin, op.requests.data() + begin, &done,
+                              MPI_STATUSES_IGNORE));
+    if (!done) return false;
+    if (++op.current == op.steps()) {
+      op.current = -1;
+    } else {
+      op.post(op.current);
+    }
+  }
+  return true;
+}
+
+void Operation::wait() {
+  if (!impl_) throw Error("iso::Operation::wait: the operation is empty");
+  Impl& op = *impl_;
+  while (op.current >= 0) {
+    const int begin = op.step_begin[op.current];
+    ISO_MPI_CHECK(MPI_Waitall(op.step_begin[op.current + 1] - begin, op.requests.data() + begin,
+                              MPI_STATUSES_IGNORE));
+    if (++op.current == op.steps()) {
+      op.current = -1;
+    } else {
+      op.post(op.current);
+    }
+  }
+}
+
+bool Operation::active() const { return impl_ && impl_->current >= 0; }
+
+const Schedule& Operation::schedule() const {
+  if (!impl_) throw Error("iso::Operation::schedule: the operation is empty");
+  return impl_->schedule;
+}
+
+Algorithm Operation::algorithm() const { return schedule().algorithm; }
+
+Operation alltoall_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                        void* recvbuf, int recvcount, MPI_Datatype recvtype, const OperationOptions& options) {
+  return init("iso::alltoall_init", Collective::alltoall, neighborhood, sendbuf, sendcount, sendtype, recvbuf,
+              recvcount, recvtype, options);
+}
+
+Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                         void* recvbuf, int recvcount, MPI_Datatype recvtype, const OperationOptions& options) {
+  return init("iso::allgather_init", Collective::allgather, neighborhood, sendbuf, sendcount, sendtype, recvbuf,
+              recvcount, recvtype, options);
+}
+
+}  // namespace iso

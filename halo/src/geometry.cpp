@@ -1,0 +1,151 @@
+#include "iso/geometry.hpp"
+
+#include "iso/error.hpp"
+
+#include <sstream>
+
+namespace iso {
+
+namespace {
+// FNV-1a over 32-bit words: stable across processes and builds.
+std::uint64_t mix(std::uint64_t h, std::int64_t value) {
+  auto v = static_cast<std::uint64_t>(value);
+  for (int byte = 0; byte < 8; ++byte) {
+    h ^= (v >> (8 * byte)) & 0xffu;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+constexpr std::uint64_t hash_seed = 14695981039346656037ull;
+}  // namespace
+
+OffsetList::OffsetList(int dims, std::vector<int> coords) : dims_(dims), coords_(std::move(coords)) {
+  if (dims < 1) throw Error("iso::OffsetList: dimension must be >= 1, got " + std::to_string(dims));
+  if (coords_.size() % static_cast<std::size_t>(dims) != 0)
+    throw Error("iso::OffsetList: " + std::to_string(coords_.size()) +
+                " coordinates is not a multiple of the dimension " + std::to_string(dims));
+}
+
+OffsetList OffsetList::moore(int dims, int radius, bool include_self) {
+  if (dims < 1) throw Error("iso::OffsetList::moore: dimension must be >= 1, got " + std::to_string(dims));
+  if (radius < 0) throw Error("iso::OffsetList::moore: radius must be >= 0, got " + std::to_string(radius));
+  std::vector<int> coords;
+  std::vector<int> v(dims, -radius);
+  while (true) {
+    bool zero = true;
+    for (int c : v) zero = zero && c == 0;
+    if (!zero || include_self) coords.insert(coords.end(), v.begin(), v.end());
+    int j = dims - 1;
+    while (j >= 0 && v[j] == radius) v[j--] = -radius;
+    if (j < 0) break;
+    ++v[j];
+  }
+  return OffsetList(dims, std::move(coords));
+}
+
+OffsetList OffsetList::parse(const std::string& text) {
+  std::vector<int> coords;
+  int dims = -1;
+  std::stringstream offsets(text);
+  std::string offset;
+  int index = 0;
+  while (std::getline(offsets, offset, ';')) {
+    if (offset.find_first_not_of(" \t") == std::string::npos) continue;
+    std::stringstream parts(offset);
+    std::string part;
+    int count = 0;
+    while (std::getline(parts, part, ',')) {
+      std::size_t used = 0;
+      int value = 0;
+      try {
+        value = std::stoi(part, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || part.find_first_not_of(" \t", used) != std::string::npos)
+        throw Error("iso::OffsetList::parse: offset " + std::to_string(index) + " (\"" + offset +
+                    "\"): \"" + part + "\" is not an integer");
+      coords.push_back(value);
+      ++count;
+    }
+    if (dims < 0) dims = count;
+    if (count != dims)
+      throw Error("iso::OffsetList::parse: offset " + std::to_string(index) + " (\"" + offset +
+                  "\") has " + std::to_string(count) + " coordinates, the first has " +
+                  std::to_string(dims));
+    ++index;
+  }
+  if (dims <= 0) throw Error("iso::OffsetList::parse: no offsets in \"" + text + "\"");
+  return OffsetList(dims, std::move(coords));
+}
+
+void OffsetList::push_back(const std::vector<int>& offset) {
+  if (dims_ == 0) dims_ = static_cast<int>(offset.size());
+  if (static_cast<int>(offset.size()) != dims_ || dims_ == 0)
+    throw Error("iso::OffsetList::push_back: offset has " + std::to_string(offset.size()) +
+                " coordinates, the list has dimension " + std::to_string(dims_));
+  coords_.insert(coords_.end(), offset.begin(), offset.end());
+}
+
+std::uint64_t OffsetList::hash() const {
+  std::uint64_t h = mix(mix(hash_seed, dims_), size());
+  for (int c : coords_) h = mix(h, c);
+  return h;
+}
+
+std::string OffsetList::to_string() const {
+  std::string out;
+  for (int i = 0; i < size(); ++i) {
+    out += i ? " (" : "(";
+    for (int j = 0; j < dims_; ++j) out += (j ? "," : "") + std::to_string((*this)[i][j]);
+    out += ")";
+  }
+  return out;
+}
+
+int CartGeometry::num_procs() const {
+  long n = 1;
+  for (int p : sizes) n *= p;
+  return static_cast<int>(n);
+}
+
+int CartGeometry::rank_of(const int* coords) const {
+  int rank = 0;
+  for (int j = 0; j < dims(); ++j) rank = rank * sizes[j] + coords[j];
+  return rank;
+}
+
+void CartGeometry::coords_of(int rank, int* coords) const {
+  for (int j = dims() - 1; j >= 0; --j) {
+    coords[j] = rank % sizes[j];
+    rank /= sizes[j];
+  }
+}
+
+bool CartGeometry::shift(const int* base, const int* v, int sign, int* out) const {
+  for (int j = 0; j < dims(); ++j) {
+    long c = static_cast<long>(base[j]) + static_cast<long>(sign) * v[j];
+    if (periodic[j]) {
+      c %= sizes[j];
+      if (c < 0) c += sizes[j];
+    } else if (c < 0 || c >= sizes[j]) {
+      return false;
+    }
+    out[j] = static_cast<int>(c);
+  }
+  return true;
+}
+
+int CartGeometry::shifted_rank(const int* base, const int* v, int sign) const {
+  int out[64];
+  if (dims() > 64) throw Error("iso::CartGeometry: at most 64 dimensions are supported");
+  return shift(base, v, sign, out) ? rank_of(out) : -1;
+}
+
+std::uint64_t CartGeometry::hash() const {
+  std::uint64_t h = mix(hash_seed, dims());
+  for (int j = 0; j < dims(); ++j) h = mix(mix(h, sizes[j]), periodic[j] ? 1 : 0);
+  return h;
+}
+
+}  // namespace iso

@@ -1,0 +1,153 @@
+#include "iso/neighborhood.hpp"
+
+#include "agree.hpp"
+#include "iso/error.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+namespace iso {
+
+namespace detail {
+
+void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error) {
+  int rank = 0, size = 1;
+  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
+  int first = local_error.empty() ? size : rank;
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
+  if (first == size) return;
+  int length = rank == first ? static_cast<int>(local_error.size()) : 0;
+  ISO_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
+  std::string message = rank == first ? local_error : std::string(static_cast<std::size_t>(length), ' ');
+  ISO_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
+  throw Error(where + ": rank " + std::to_string(first) + ": " + message);
+}
+
+}  // namespace detail
+
+Comm& Comm::operator=(Comm&& other) noexcept {
+  if (this != &other) {
+    reset();
+    comm_ = other.comm_;
+    other.comm_ = MPI_COMM_NULL;
+  }
+  return *this;
+}
+
+void Comm::reset() {
+  if (comm_ != MPI_COMM_NULL && comm_ != MPI_COMM_WORLD && comm_ != MPI_COMM_SELF) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  comm_ = MPI_COMM_NULL;
+}
+
+CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic, bool reorder) {
+  const char* where = "iso::CartComm";
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Comm_size(parent, &size));
+  std::string error;
+  const int d = static_cast<int>(dims.size());
+  if (periodic.empty()) periodic.assign(dims.size(), true);
+  long fixed = 1;
+  for (int p : dims) {
+    if (p < 0) error = "process grid size " + std::to_string(p) + " is negative";
+    if (p > 0) fixed *= p;
+  }
+  if (d < 1) error = "the process grid needs at least one dimension";
+  else if (periodic.size() != dims.size())
+    error = std::to_string(periodic.size()) + " periodic flags for " + std::to_string(d) + " dimensions";
+  else if (error.empty() && size % fixed != 0)
+    error = "the given process grid sizes (product " + std::to_string(fixed) + ") do not divide the " +
+            std::to_string(size) + " processes";
+  if (error.empty()) {
+    ISO_MPI_CHECK(MPI_Dims_create(size, d, dims.data()));
+    long product = std::accumulate(dims.begin(), dims.end(), 1L, std::multiplies<long>());
+    if (product != size)
+      error = "process grid of " + std::to_string(product) + " processes for " + std::to_string(size) + " ranks";
+  }
+  detail::agree_on_errors(parent, where, error);
+  std::vector<int> periods(periodic.begin(), periodic.end());
+  MPI_Comm cart = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Cart_create(parent, d, dims.data(), periods.data(), reorder ? 1 : 0, &cart));
+  comm_ = Comm(cart);
+  geometry_ = CartGeometry{std::move(dims), std::move(periodic)};
+}
+
+Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const NeighborhoodOptions& options)
+    : offsets_(std::move(offsets)) {
+  const char* where = "iso::Neighborhood";
+  if (cart == MPI_COMM_NULL) throw Error(std::string(where) + ": the communicator is MPI_COMM_NULL");
+  int topology = MPI_UNDEFINED;
+  ISO_MPI_CHECK(MPI_Topo_test(cart, &topology));
+  std::string error;
+  int d = 0;
+  if (topology != MPI_CART) {
+    error = "the communicator has no Cartesian topology (create it with MPI_Cart_create or iso::CartComm)";
+  } else {
+    ISO_MPI_CHECK(MPI_Cartdim_get(cart, &d));
+    std::vector<int> dims(d), periods(d);
+    coords_.resize(d);
+    ISO_MPI_CHECK(MPI_Cart_get(cart, d, dims.data(), periods.data(), coords_.data()));
+    geometry_.sizes = dims;
+    geometry_.periodic.assign(periods.begin(), periods.end());
+    if (offsets_.size() > 0 && offsets_.dims() != d)
+      error = "offsets have " + std::to_string(offsets_.dims()) + " coordinates but the Cartesian communicator has " +
+              std::to_string(d) + " dimensions";
+    if (offsets_.size() == 0) offsets_ = OffsetList(std::max(d, 1), {});
+  }
+  if (options.verify) {
+    // One allgather of (error, hash, s, d) names the ranks that disagree.
+    int size = 1;
+    ISO_MPI_CHECK(MPI_Comm_size(cart, &size));
+    const std::uint64_t hash = offsets_.hash() ^ (geometry_.hash() * 31u);
+    std::int64_t mine[4] = {error.empty() ? 0 : 1, static_cast<std::int64_t>(hash), offsets_.size(), d};
+    std::vector<std::int64_t> all(4 * static_cast<std::size_t>(size));
+    ISO_MPI_CHECK(MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, cart));
+    bool any_error = false;
+    for (int r = 0; r < size; ++r) any_error = any_error || all[4 * r] != 0;
+    if (any_error) {
+      detail::agree_on_errors(cart, where, error);
+    }
+    std::string differing;
+    int count = 0;
+    for (int r = 1; r < size; ++r) {
+      if (all[4 * r + 1] == all[1]) continue;
+      if (count < 8)
+        differing += (count ? ", " : "") + std::to_string(r) + " (" + std::to_string(all[4 * r + 2]) + " offsets)";
+      ++count;
+    }
+    if (count > 0)
+      throw Error(std::string(where) + ": the neighborhood differs between ranks: rank 0 has " +
+                  std::to_string(all[2]) + " offsets in " + std::to_string(all[3]) + "-D, but " +
+                  std::to_string(count) + " rank(s) give a different offset list, order or process grid: " +
+                  differing + (count > 8 ? ", ..." : "") +
+                  "; every rank must pass the same offsets in the same order");
+  } else {
+    detail::agree_on_errors(cart, where, error);
+  }
+  MPI_Comm dup = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_dup(cart, &dup));
+  comm_ = Comm(dup);
+  ISO_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
+}
+
+Schedule Neighborhood::schedule(Algorithm algorithm, Collective collective) const {
+  return build_schedule(offsets_, geometry_, coords_.data(), algorithm, collective);
+}
+
+int Neighborhood::target_rank(int block) const {
+  if (block < 0 || block >= size()) throw Error("iso::Neighborhood::target_rank: block out of range");
+  return geometry_.shifted_rank(coords_.data(), offsets_[block], +1);
+}
+
+int Neighborhood::source_rank(int block) const {
+  if (block < 0 || block >= size()) throw Error("iso::Neighborhood::source_rank: block out of range");
+  return geometry_.shifted_rank(coords_.data(), offsets_[block], -1);
+}
+
+}  // namespace iso
