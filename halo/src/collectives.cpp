@@ -134,8 +134,7 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
 }
 
 // Builds the persistent requests of every round plus the final local copies.
-std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers,
-                                       const TypeInfo& recv_info, int recvcount) {
+std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers) {
   auto impl = std::make_unique<Operation::Impl>();
   impl->schedule = std::move(schedule);
   const Schedule& plan = impl->schedule;
@@ -143,23 +142,30 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
   impl->comm = Comm(dup);
 
-  // Temporary slots are sized and offset by the true extent of a receive block.
-  const auto [lowest, span] = true_span(recv_info, recvcount);
+  // Temporary slots take the shape of receive block i, sized by its true
+  // extent and offset by its true lower bound.
   const std::size_t unit = sizeof(std::max_align_t);
-  const std::size_t slot_units = (static_cast<std::size_t>(span) + unit - 1) / unit;
-  std::size_t used = 0;
-  for (int i = 0; i < plan.num_blocks; ++i) used += plan.uses_temp[i] + plan.uses_temp2[i];
-  impl->scratch.resize(std::max<std::size_t>(1, used * slot_units));
+  std::vector<std::size_t> slot_units(plan.num_blocks, 0);
+  std::vector<MPI_Aint> slot_lowest(plan.num_blocks, 0);
+  std::size_t total_units = 0;
+  for (int i = 0; i < plan.num_blocks; ++i) {
+    if (!plan.uses_temp[i] && !plan.uses_temp2[i]) continue;
+    const auto [lowest, span] = true_span(type_info(buffers.recv[i].type), buffers.recv[i].count);
+    slot_units[i] = (static_cast<std::size_t>(span) + unit - 1) / unit;
+    slot_lowest[i] = lowest;
+    total_units += slot_units[i] * static_cast<std::size_t>(plan.uses_temp[i] + plan.uses_temp2[i]);
+  }
+  impl->scratch.resize(std::max<std::size_t>(1, total_units));
   char* next = reinterpret_cast<char*>(impl->scratch.data());
   for (int i = 0; i < plan.num_blocks; ++i) {
     const BlockDesc shape = buffers.recv[i];
     if (plan.uses_temp[i]) {
-      buffers.temp[i] = {next - lowest, shape.count, shape.type};
-      next += slot_units * unit;
+      buffers.temp[i] = {next - slot_lowest[i], shape.count, shape.type};
+      next += slot_units[i] * unit;
     }
     if (plan.uses_temp2[i]) {
-      buffers.temp2[i] = {next - lowest, shape.count, shape.type};
-      next += slot_units * unit;
+      buffers.temp2[i] = {next - slot_lowest[i], shape.count, shape.type};
+      next += slot_units[i] * unit;
     }
   }
 
@@ -204,51 +210,105 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   return impl;
 }
 
-std::string check_arguments(const Neighborhood& neighborhood, Collective collective, const void* sendbuf,
-                            int sendcount, MPI_Datatype sendtype, const void* recvbuf, int recvcount,
-                            MPI_Datatype recvtype) {
-  if (sendcount < 0) return "sendcount is negative (" + std::to_string(sendcount) + ")";
-  if (recvcount < 0) return "recvcount is negative (" + std::to_string(recvcount) + ")";
-  if (sendtype == MPI_DATATYPE_NULL) return "sendtype is MPI_DATATYPE_NULL";
-  if (recvtype == MPI_DATATYPE_NULL) return "recvtype is MPI_DATATYPE_NULL";
-  if (sendbuf == MPI_IN_PLACE || recvbuf == MPI_IN_PLACE) return "MPI_IN_PLACE is not supported";
-  int send_size = 0, recv_size = 0;
-  ISO_MPI_CHECK(MPI_Type_size(sendtype, &send_size));
-  ISO_MPI_CHECK(MPI_Type_size(recvtype, &recv_size));
-  const long send_bytes = static_cast<long>(sendcount) * send_size;
-  const long recv_bytes = static_cast<long>(recvcount) * recv_size;
-  if (send_bytes != recv_bytes)
-    return "a send block has " + std::to_string(send_bytes) + " bytes but a receive block has " +
-           std::to_string(recv_bytes) + " (type signatures must match)";
-  const bool moves_data = neighborhood.size() > 0 && send_bytes > 0;
-  if (moves_data && sendbuf == nullptr) return "sendbuf is null but blocks have " + std::to_string(send_bytes) + " bytes";
-  if (moves_data && recvbuf == nullptr) return "recvbuf is null but blocks have " + std::to_string(recv_bytes) + " bytes";
-  (void)collective;
+long block_bytes(const BlockDesc& block) {
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
+  return static_cast<long>(block.count) * size;
+}
+
+// Local argument checks common to every collective; empty when fine.
+std::string check_blocks(const std::vector<BlockDesc>& blocks, const char* side) {
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const BlockDesc& block = blocks[i];
+    const std::string name = std::string(side) + " block " + std::to_string(i);
+    if (block.count < 0) return name + ": count is negative (" + std::to_string(block.count) + ")";
+    if (block.type == MPI_DATATYPE_NULL) return name + ": datatype is MPI_DATATYPE_NULL";
+  }
   return {};
 }
 
-Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
-               int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-               const OperationOptions& options) {
-  const std::string error =
-      check_arguments(neighborhood, collective, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-  detail::agree_on_errors(neighborhood.comm(), where, error);
+std::string check_buffer(const void* buffer, const std::vector<BlockDesc>& blocks, const char* name) {
+  if (buffer == MPI_IN_PLACE) return std::string(name) + " is MPI_IN_PLACE, which is not supported";
+  if (buffer != nullptr) return {};
+  for (std::size_t i = 0; i < blocks.size(); ++i)
+    if (block_bytes(blocks[i]) > 0)
+      return std::string(name) + " is null but block " + std::to_string(i) + " has " +
+             std::to_string(block_bytes(blocks[i])) + " bytes";
+  return {};
+}
 
+// Reports, on every rank, a send block whose size differs from the receive
+// block it pairs with at the target (straightforward exchange of the sizes).
+void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers, const char* where) {
   const int s = neighborhood.size();
-  const TypeInfo send_info = type_info(sendtype);
-  const TypeInfo recv_info = type_info(recvtype);
+  std::vector<long> mine(2 * static_cast<std::size_t>(s)), theirs(2 * static_cast<std::size_t>(s), -1);
+  for (int i = 0; i < s; ++i) {
+    mine[2 * i] = block_bytes(buffers.send[i]);
+    mine[2 * i + 1] = block_bytes(buffers.recv[i]);
+  }
+  Operation exchange = alltoall_init(neighborhood, mine.data(), 2, MPI_LONG, theirs.data(), 2, MPI_LONG,
+                                     OperationOptions{Algorithm::linear, false});
+  exchange.run();
+  std::string error;
+  for (int i = 0; i < s && error.empty(); ++i) {
+    if (neighborhood.source_rank(i) < 0) continue;
+    if (theirs[2 * i] != mine[2 * i + 1])
+      error = "block " + std::to_string(i) + ": rank " +
+              std::to_string(neighborhood.source_rank(i)) + " sends " + std::to_string(theirs[2 * i]) +
+              " bytes but this rank receives " + std::to_string(mine[2 * i + 1]);
+    else if (theirs[2 * i + 1] != mine[2 * i + 1])
+      error = "block " + std::to_string(i) + ": receive size " + std::to_string(mine[2 * i + 1]) +
+              " differs from " + std::to_string(theirs[2 * i + 1]) + " at rank " +
+              std::to_string(neighborhood.source_rank(i)) +
+              " (block sizes may differ only along dimensions where the offset is zero)";
+  }
+  detail::agree_on_errors(neighborhood.comm(), where, error);
+}
+
+Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
+               void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
+               bool irregular) {
+  if (error.empty()) error = check_blocks(buffers.send, "send");
+  if (error.empty()) error = check_blocks(buffers.recv, "receive");
+  if (error.empty()) error = check_buffer(sendbuf, buffers.send, "sendbuf");
+  if (error.empty()) error = check_buffer(recvbuf, buffers.recv, "recvbuf");
+  if (error.empty() && !irregular && !buffers.send.empty() && !buffers.recv.empty() &&
+      block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
+    error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
+            std::to_string(block_bytes(buffers.recv[0])) + " (type signatures must match)";
+  if (error.empty() && (options.algorithm != Algorithm::linear && options.algorithm != Algorithm::torus &&
+                        options.algorithm != Algorithm::direct))
+    error = "invalid algorithm";
+  detail::agree_on_errors(neighborhood.comm(), where, error);
+  if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
+  buffers.temp.resize(neighborhood.size());
+  buffers.temp2.resize(neighborhood.size());
+  (void)collective;
+  return make_operation(build(neighborhood, neighborhood.schedule(options.algorithm, collective), std::move(buffers)));
+}
+
+Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,
+                       const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                       MPI_Datatype recvtype, const OperationOptions& options) {
+  const int s = neighborhood.size();
+  std::string error;
+  if (sendcount < 0) error = "sendcount is negative (" + std::to_string(sendcount) + ")";
+  else if (recvcount < 0) error = "recvcount is negative (" + std::to_string(recvcount) + ")";
+  else if (sendtype == MPI_DATATYPE_NULL) error = "sendtype is MPI_DATATYPE_NULL";
+  else if (recvtype == MPI_DATATYPE_NULL) error = "recvtype is MPI_DATATYPE_NULL";
   Buffers buffers;
-  const int send_blocks = collective == Collective::alltoall ? s : 1;
-  auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
-  auto* recv_base = static_cast<char*>(recvbuf);
-  for (int i = 0; i < send_blocks; ++i)
-    buffers.send.push_back({send_base + static_cast<MPI_Aint>(i) * sendcount * send_info.extent, sendcount, sendtype});
-  for (int i = 0; i < s; ++i)
-    buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(i) * recvcount * recv_info.extent, recvcount, recvtype});
-  buffers.temp.resize(s);
-  buffers.temp2.resize(s);
-  return make_operation(build(neighborhood, neighborhood.schedule(options.algorithm, collective), std::move(buffers),
-                              recv_info, recvcount));
+  if (error.empty()) {
+    const TypeInfo send_info = type_info(sendtype);
+    const TypeInfo recv_info = type_info(recvtype);
+    const int send_blocks = collective == Collective::alltoall ? s : 1;
+    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
+    auto* recv_base = static_cast<char*>(recvbuf);
+    for (int i = 0; i < send_blocks; ++i)
+      buffers.send.push_back({send_base + static_cast<MPI_Aint>(i) * sendcount * send_info.extent, sendcount, sendtype});
+    for (int i = 0; i < s; ++i)
+      buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(i) * recvcount * recv_info.extent, recvcount, recvtype});
+  }
+  return init(where, collective, neighborhood, sendbuf, recvbuf, std::move(buffers), error, options, false);
 }
 
 }  // namespace
@@ -313,14 +373,59 @@ Algorithm Operation::algorithm() const { return schedule().algorithm; }
 
 Operation alltoall_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         void* recvbuf, int recvcount, MPI_Datatype recvtype, const OperationOptions& options) {
-  return init("iso::alltoall_init", Collective::alltoall, neighborhood, sendbuf, sendcount, sendtype, recvbuf,
-              recvcount, recvtype, options);
+  return regular_init("iso::alltoall_init", Collective::alltoall, neighborhood, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, options);
 }
 
 Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                          void* recvbuf, int recvcount, MPI_Datatype recvtype, const OperationOptions& options) {
-  return init("iso::allgather_init", Collective::allgather, neighborhood, sendbuf, sendcount, sendtype, recvbuf,
-              recvcount, recvtype, options);
+  return regular_init("iso::allgather_init", Collective::allgather, neighborhood, sendbuf, sendcount, sendtype,
+                      recvbuf, recvcount, recvtype, options);
+}
+
+Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf, const int sendcounts[],
+                         const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                         const int rdispls[], MPI_Datatype recvtype, const OperationOptions& options) {
+  const int s = neighborhood.size();
+  std::string error;
+  if (s > 0 && (!sendcounts || !sdispls || !recvcounts || !rdispls))
+    error = "counts and displacement arrays must not be null";
+  else if (sendtype == MPI_DATATYPE_NULL) error = "sendtype is MPI_DATATYPE_NULL";
+  else if (recvtype == MPI_DATATYPE_NULL) error = "recvtype is MPI_DATATYPE_NULL";
+  Buffers buffers;
+  if (error.empty()) {
+    const MPI_Aint send_extent = type_info(sendtype).extent;
+    const MPI_Aint recv_extent = type_info(recvtype).extent;
+    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
+    auto* recv_base = static_cast<char*>(recvbuf);
+    for (int i = 0; i < s; ++i) {
+      buffers.send.push_back({send_base + static_cast<MPI_Aint>(sdispls[i]) * send_extent, sendcounts[i], sendtype});
+      buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(rdispls[i]) * recv_extent, recvcounts[i], recvtype});
+    }
+  }
+  return init("iso::alltoallv_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,
+              options, true);
+}
+
+Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, const int sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
+                         const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                         const OperationOptions& options) {
+  const int s = neighborhood.size();
+  std::string error;
+  if (s > 0 && (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes))
+    error = "counts, displacement and datatype arrays must not be null";
+  Buffers buffers;
+  if (error.empty()) {
+    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
+    auto* recv_base = static_cast<char*>(recvbuf);
+    for (int i = 0; i < s; ++i) {
+      buffers.send.push_back({send_base + sdispls[i], sendcounts[i], sendtypes[i]});
+      buffers.recv.push_back({recv_base + rdispls[i], recvcounts[i], recvtypes[i]});
+    }
+  }
+  return init("iso::alltoallw_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,
+              options, true);
 }
 
 }  // namespace iso

@@ -12,6 +12,9 @@ namespace iso {
 
 struct OperationOptions {
   Algorithm algorithm = Algorithm::torus;
+  /// Irregular collectives: check at init that block sizes pair up between
+  /// sender and receiver (costs one small exchange).
+  bool verify_signatures = false;
 };
 
 /// A persistent collective operation. Its buffers and datatypes are fixed at
@@ -57,5 +60,28 @@ Operation alltoall_init(const Neighborhood& neighborhood, const void* sendbuf, i
 Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount,
                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
                          MPI_Datatype recvtype, const OperationOptions& options = {});
+
+/// Irregular all-to-all: block i is sendcounts[i] elements of sendtype at
+/// sendbuf + sdispls[i]*extent(sendtype); likewise for the receive side.
+///
+/// Signature rule (ALGORITHMS.md 3.6): the type signature of block i may differ
+/// between processes only through the coordinates of dimensions where offset
+/// v_i is zero, and send block i at x must match receive block i at x (+) v_i.
+/// Blocks travel through intermediate processes described by *their* receive
+/// description of block i, which is why the rule is needed. With
+/// `options.verify_signatures` the byte sizes are checked at init (one extra
+/// exchange) and a mismatch is an error on every rank.
+Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf,
+                         const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                         void* recvbuf, const int recvcounts[], const int rdispls[],
+                         MPI_Datatype recvtype, const OperationOptions& options = {});
+
+/// Irregular all-to-all with a datatype per block and byte displacements, as
+/// MPI_Neighbor_alltoallw. Same signature rule as alltoallv_init.
+Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf,
+                         const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                         const OperationOptions& options = {});
 
 }  // namespace iso

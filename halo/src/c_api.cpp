@@ -1,0 +1,200 @@
+#include "iso/iso.h"
+
+#include "agree.hpp"
+#include "iso/collectives.hpp"
+#include "iso/error.hpp"
+
+#include <memory>
+#include <new>
+#include <string>
+
+struct Iso_Request_s {
+  iso::Operation operation;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+// The neighborhood lives as an attribute of the isocomm; MPI_Comm_free on the
+// isocomm deletes it through this callback.
+struct Attached {
+  iso::Neighborhood neighborhood;
+  iso::Algorithm algorithm;
+};
+
+int delete_attached(MPI_Comm, int, void* value, void*) {
+  delete static_cast<Attached*>(value);
+  return MPI_SUCCESS;
+}
+
+int keyval() {
+  static int key = MPI_KEYVAL_INVALID;
+  if (key == MPI_KEYVAL_INVALID)
+    ISO_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_attached, &key, nullptr));
+  return key;
+}
+
+template <class Body>
+int guarded(Body&& body) {
+  try {
+    body();
+    last_error.clear();
+    return MPI_SUCCESS;
+  } catch (const iso::Error& error) {
+    last_error = error.what();
+    return error.mpi_code();
+  } catch (const std::bad_alloc&) {
+    last_error = "out of memory";
+    return MPI_ERR_NO_MEM;
+  } catch (const std::exception& error) {
+    last_error = error.what();
+    return MPI_ERR_OTHER;
+  }
+}
+
+Attached& attached(MPI_Comm isocomm, const char* where) {
+  if (isocomm == MPI_COMM_NULL) throw iso::Error(std::string(where) + ": isocomm is MPI_COMM_NULL", MPI_ERR_COMM);
+  void* value = nullptr;
+  int found = 0;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(isocomm, keyval(), &value, &found));
+  if (!found)
+    throw iso::Error(std::string(where) + ": the communicator has no isomorphic neighborhood "
+                     "(create it with Iso_neighborhood_create)", MPI_ERR_COMM);
+  return *static_cast<Attached*>(value);
+}
+
+std::string info_value(MPI_Info info, const char* key) {
+  if (info == MPI_INFO_NULL) return {};
+  char value[MPI_MAX_INFO_VAL + 1] = {};
+  int found = 0;
+  ISO_MPI_CHECK(MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &found));
+  return found ? std::string(value) : std::string();
+}
+
+void store(Iso_Request* request, iso::Operation operation, const char* where) {
+  if (!request) throw iso::Error(std::string(where) + ": request is null", MPI_ERR_REQUEST);
+  *request = new Iso_Request_s{std::move(operation)};
+}
+
+iso::Operation& operation(Iso_Request* request, const char* where) {
+  if (!request || !*request)
+    throw iso::Error(std::string(where) + ": request is null or ISO_REQUEST_NULL", MPI_ERR_REQUEST);
+  return (*request)->operation;
+}
+
+}  // namespace
+
+extern "C" {
+
+int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordinates[], MPI_Comm* isocomm) {
+  return Iso_neighborhood_create_info(cartcomm, s, relative_coordinates, MPI_INFO_NULL, isocomm);
+}
+
+int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_coordinates[], MPI_Info info,
+                                 MPI_Comm* isocomm) {
+  return guarded([&] {
+    const char* where = "Iso_neighborhood_create";
+    if (!isocomm) throw iso::Error(std::string(where) + ": isocomm is null");
+    if (cartcomm == MPI_COMM_NULL) throw iso::Error(std::string(where) + ": cartcomm is MPI_COMM_NULL", MPI_ERR_COMM);
+    int topology = MPI_UNDEFINED, d = 0;
+    ISO_MPI_CHECK(MPI_Topo_test(cartcomm, &topology));
+    if (topology == MPI_CART) ISO_MPI_CHECK(MPI_Cartdim_get(cartcomm, &d));
+    const bool bad_count = s < 0 || (s > 0 && !relative_coordinates);
+    std::vector<int> coords;
+    if (!bad_count && d > 0) coords.assign(relative_coordinates, relative_coordinates + static_cast<long>(s) * d);
+    iso::NeighborhoodOptions options;
+    const std::string verify = info_value(info, "iso_verify");
+    if (verify == "false" || verify == "0") options.verify = false;
+    const std::string algorithm_name = info_value(info, "iso_algorithm");
+    // Agreed over all ranks, so no rank is left waiting in a collective.
+    iso::detail::agree_on_errors(cartcomm, where,
+                                 bad_count ? "s is negative or relative_coordinates is null" : "");
+    auto holder = std::make_unique<Attached>(
+        Attached{iso::Neighborhood(cartcomm, iso::OffsetList(std::max(d, 1), std::move(coords)), options),
+                 algorithm_name.empty() ? iso::Algorithm::torus : iso::parse_algorithm(algorithm_name)});
+    MPI_Comm dup = MPI_COMM_NULL;
+    ISO_MPI_CHECK(MPI_Comm_dup(cartcomm, &dup));
+    ISO_MPI_CHECK(MPI_Comm_set_attr(dup, keyval(), holder.release()));
+    *isocomm = dup;
+  });
+}
+
+int Iso_neighborhood_free(MPI_Comm* isocomm) {
+  return guarded([&] {
+    if (!isocomm) throw iso::Error("Iso_neighborhood_free: isocomm is null");
+    attached(*isocomm, "Iso_neighborhood_free");
+    ISO_MPI_CHECK(MPI_Comm_free(isocomm));
+  });
+}
+
+int Iso_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
+  return guarded([&] {
+    Attached& a = attached(isocomm, "Iso_neighbor_alltoall_init");
+    store(request, iso::alltoall_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      {a.algorithm}),
+          "Iso_neighbor_alltoall_init");
+  });
+}
+
+int Iso_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
+  return guarded([&] {
+    Attached& a = attached(isocomm, "Iso_neighbor_allgather_init");
+    store(request, iso::allgather_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                       {a.algorithm}),
+          "Iso_neighbor_allgather_init");
+  });
+}
+
+int Iso_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int senddispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int recvdispls[],
+                                MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
+  return guarded([&] {
+    Attached& a = attached(isocomm, "Iso_neighbor_alltoallv_init");
+    store(request, iso::alltoallv_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtype, recvbuf,
+                                       recvcounts, recvdispls, recvtype, {a.algorithm}),
+          "Iso_neighbor_alltoallv_init");
+  });
+}
+
+int Iso_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], const MPI_Aint senddispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const MPI_Aint recvdispls[], const MPI_Datatype recvtypes[], MPI_Comm isocomm,
+                                Iso_Request* request) {
+  return guarded([&] {
+    Attached& a = attached(isocomm, "Iso_neighbor_alltoallw_init");
+    store(request, iso::alltoallw_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtypes, recvbuf,
+                                       recvcounts, recvdispls, recvtypes, {a.algorithm}),
+          "Iso_neighbor_alltoallw_init");
+  });
+}
+
+int Iso_Start(Iso_Request* request) {
+  return guarded([&] { operation(request, "Iso_Start").start(); });
+}
+
+int Iso_Test(Iso_Request* request, int* flag) {
+  return guarded([&] {
+    if (!flag) throw iso::Error("Iso_Test: flag is null");
+    *flag = operation(request, "Iso_Test").test() ? 1 : 0;
+  });
+}
+
+int Iso_Wait(Iso_Request* request) {
+  return guarded([&] { operation(request, "Iso_Wait").wait(); });
+}
+
+int Iso_Request_free(Iso_Request* request) {
+  return guarded([&] {
+    iso::Operation& op = operation(request, "Iso_Request_free");
+    if (op.active()) throw iso::Error("Iso_Request_free: the operation is active; call Iso_Wait first", MPI_ERR_REQUEST);
+    delete *request;
+    *request = ISO_REQUEST_NULL;
+  });
+}
+
+const char* Iso_Error_message(void) { return last_error.c_str(); }
+
+}  // extern "C"
