@@ -1,6 +1,7 @@
 #include "iso/collectives.hpp"
 
 #include "agree.hpp"
+#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -59,14 +60,26 @@ struct Operation::Impl {
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
   int current = -1;             // active step, -1 when inactive
 
+  // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
+  // the existing neighbors, block descriptions in MPI_BOTTOM-relative form.
+  bool native = false;
+  bool native_persistent = false;
+  Comm graph;
+  std::vector<int> send_counts, recv_counts;
+  std::vector<MPI_Aint> send_displs, recv_displs;
+  std::vector<MPI_Datatype> send_types, recv_types;
+
   ~Impl() {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    if (current >= 0) {
-      // Destroyed while active: finish the step in flight so nothing dangles.
+    // Destroyed while active: finish every remaining round, since partners
+    // wait for our later messages; errors cannot be reported from here.
+    while (current >= 0) {
       MPI_Waitall(step_begin[current + 1] - step_begin[current], requests.data() + step_begin[current],
                   MPI_STATUSES_IGNORE);
+      if (++current == steps()) current = -1;
+      else if (!try_post(current)) current = -1;
     }
     for (MPI_Request& request : requests)
       if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
@@ -76,7 +89,22 @@ struct Operation::Impl {
 
   int steps() const { return static_cast<int>(step_begin.size()) - 1; }
 
+  int try_post(int step) {
+    if (native && !native_persistent)
+      return MPI_Ineighbor_alltoallw(MPI_BOTTOM, send_counts.data(), send_displs.data(), send_types.data(),
+                                     MPI_BOTTOM, recv_counts.data(), recv_displs.data(), recv_types.data(),
+                                     graph.get(), &requests[0]) == MPI_SUCCESS;
+    const int count = step_begin[step + 1] - step_begin[step];
+    return MPI_Startall(count, requests.data() + step_begin[step]) == MPI_SUCCESS;
+  }
+
   void post(int step) {
+    if (native && !native_persistent) {
+      ISO_MPI_CHECK(MPI_Ineighbor_alltoallw(MPI_BOTTOM, send_counts.data(), send_displs.data(),
+                                            send_types.data(), MPI_BOTTOM, recv_counts.data(),
+                                            recv_displs.data(), recv_types.data(), graph.get(), &requests[0]));
+      return;
+    }
     const int count = step_begin[step + 1] - step_begin[step];
     ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
   }
@@ -131,6 +159,86 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
     ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
   ISO_MPI_CHECK(MPI_Type_commit(&type));
   return type;
+}
+
+long block_bytes(const BlockDesc& block) {
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
+  return static_cast<long>(block.count) * size;
+}
+
+// Algorithm::mpi: the library's neighborhood collective over an adjacent
+// distributed graph of the neighbors that exist, blocks in neighbor order.
+std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, Collective collective,
+                                              const Buffers& buffers) {
+  auto impl = std::make_unique<Operation::Impl>();
+  impl->native = true;
+  impl->schedule.algorithm = Algorithm::mpi;
+  impl->schedule.collective = collective;
+  impl->schedule.num_blocks = neighborhood.size();
+  std::vector<int> sources, destinations;
+  auto describe = [](const BlockDesc& block, std::vector<int>& counts, std::vector<MPI_Aint>& displs,
+                     std::vector<MPI_Datatype>& types) {
+    MPI_Aint address = 0;
+    ISO_MPI_CHECK(MPI_Get_address(block.base, &address));
+    counts.push_back(block.count);
+    displs.push_back(address);
+    types.push_back(block.type);
+  };
+  for (int i = 0; i < neighborhood.size(); ++i) {
+    const int target = neighborhood.target_rank(i);
+    if (target >= 0) {
+      destinations.push_back(target);
+      describe(buffers.send[collective == Collective::alltoall ? i : 0], impl->send_counts, impl->send_displs,
+               impl->send_types);
+    }
+    const int source = neighborhood.source_rank(i);
+    if (source >= 0) {
+      sources.push_back(source);
+      describe(buffers.recv[i], impl->recv_counts, impl->recv_displs, impl->recv_types);
+    }
+  }
+  MPI_Comm graph = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Dist_graph_create_adjacent(neighborhood.comm(), static_cast<int>(sources.size()),
+                                               sources.data(), MPI_UNWEIGHTED,
+                                               static_cast<int>(destinations.size()), destinations.data(),
+                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph));
+  impl->graph = Comm(graph);
+  impl->requests.assign(1, MPI_REQUEST_NULL);
+  impl->step_begin = {0, 1};
+#if MPI_VERSION >= 4
+  ISO_MPI_CHECK(MPI_Neighbor_alltoallw_init(MPI_BOTTOM, impl->send_counts.data(), impl->send_displs.data(),
+                                            impl->send_types.data(), MPI_BOTTOM, impl->recv_counts.data(),
+                                            impl->recv_displs.data(), impl->recv_types.data(), impl->graph.get(),
+                                            MPI_INFO_NULL, &impl->requests[0]));
+  impl->native_persistent = true;
+#endif
+  return impl;
+}
+
+// Algorithm::automatic: the cheapest algorithm under the cost model, the same
+// on every rank (predictions are maxed over ranks; mesh schedules differ).
+Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers) {
+  const CostModel& model = CostModel::for_comm(neighborhood.comm());
+  BlockBytes bytes;
+  for (const BlockDesc& block : buffers.send) bytes.send.push_back(block_bytes(block));
+  for (const BlockDesc& block : buffers.recv) bytes.recv.push_back(block_bytes(block));
+  const Algorithm candidates[] = {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::mpi};
+  double predicted[4];
+  for (int a = 0; a < 3; ++a)
+    predicted[a] = predict_seconds(model, neighborhood.schedule(candidates[a], collective), bytes);
+  // Neighbors that coincide (tiny tori) trip bugs in MPI libraries' own
+  // neighborhood collectives (ALGORITHMS.md 4): never pick mpi there.
+  std::vector<int> targets;
+  for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
+  std::sort(targets.begin(), targets.end());
+  const bool distinct = std::adjacent_find(targets.begin(), targets.end()) == targets.end();
+  predicted[3] = distinct ? predict_native_seconds(model, neighborhood.size(), bytes) : 1e300;
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, predicted, 4, MPI_DOUBLE, MPI_MAX, neighborhood.comm()));
+  int best = 0;
+  for (int a = 1; a < 4; ++a)
+    if (predicted[a] < predicted[best]) best = a;
+  return candidates[best];
 }
 
 // Builds the persistent requests of every round plus the final local copies.
@@ -210,11 +318,6 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   return impl;
 }
 
-long block_bytes(const BlockDesc& block) {
-  int size = 0;
-  ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
-  return static_cast<long>(block.count) * size;
-}
 
 // Local argument checks common to every collective; empty when fine.
 std::string check_blocks(const std::vector<BlockDesc>& blocks, const char* side) {
@@ -276,15 +379,15 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
       block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
     error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
             std::to_string(block_bytes(buffers.recv[0])) + " (type signatures must match)";
-  if (error.empty() && (options.algorithm != Algorithm::linear && options.algorithm != Algorithm::torus &&
-                        options.algorithm != Algorithm::direct))
-    error = "invalid algorithm";
   detail::agree_on_errors(neighborhood.comm(), where, error);
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());
-  (void)collective;
-  return make_operation(build(neighborhood, neighborhood.schedule(options.algorithm, collective), std::move(buffers)));
+  const Algorithm algorithm = options.algorithm == Algorithm::automatic
+                                  ? choose_algorithm(neighborhood, collective, buffers)
+                                  : options.algorithm;
+  if (algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
+  return make_operation(build(neighborhood, neighborhood.schedule(algorithm, collective), std::move(buffers)));
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,

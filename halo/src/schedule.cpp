@@ -14,6 +14,8 @@ const char* to_string(Algorithm algorithm) {
     case Algorithm::linear: return "linear";
     case Algorithm::torus: return "torus";
     case Algorithm::direct: return "direct";
+    case Algorithm::mpi: return "mpi";
+    case Algorithm::automatic: return "auto";
   }
   return "?";
 }
@@ -36,8 +38,10 @@ Algorithm parse_algorithm(const std::string& name) {
   if (name == "linear" || name == "straightforward") return Algorithm::linear;
   if (name == "torus" || name == "hop") return Algorithm::torus;
   if (name == "direct" || name == "torus-direct") return Algorithm::direct;
+  if (name == "mpi" || name == "native") return Algorithm::mpi;
+  if (name == "auto" || name == "automatic") return Algorithm::automatic;
   throw Error("iso::parse_algorithm: unknown algorithm \"" + name +
-              "\"; allowed: linear (straightforward), torus (hop), direct (torus-direct)");
+              "\"; allowed: linear (straightforward), torus (hop), direct (torus-direct), mpi (native), auto");
 }
 
 long Schedule::messages_sent() const {
@@ -136,8 +140,11 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
     case Algorithm::linear: return route_linear(offsets);
     case Algorithm::torus: return route_torus(offsets);
     case Algorithm::direct: return route_direct(offsets);
+    case Algorithm::mpi:
+    case Algorithm::automatic: break;
   }
-  throw Error("iso::build_schedule: invalid algorithm");
+  throw Error(std::string("iso::build_schedule: algorithm \"") + to_string(algorithm) +
+              "\" has no schedule of its own (use linear, torus or direct)");
 }
 
 // Per-process view of the grid: existence tests of ALGORITHMS.md 3.5.

@@ -18,13 +18,16 @@ enum class Algorithm {
   linear,  ///< straightforward: one round per nonzero offset (paper, Listing 4)
   torus,   ///< message combining over immediate torus links (3.1)
   direct,  ///< message combining with direct shifts along each dimension (3.2)
+  mpi,     ///< the MPI library's own neighborhood collective (no schedule here)
+  automatic,  ///< chosen per operation by the cost model (ALGORITHMS.md 5)
 };
 enum class Collective { alltoall, allgather };
 
 const char* to_string(Algorithm algorithm);
 const char* to_string(Collective collective);
 /// Accepts "linear" (also "straightforward"), "torus" (also "hop"), "direct"
-/// (also "torus-direct"); throws iso::Error naming the allowed values.
+/// (also "torus-direct"), "mpi" (also "native") and "auto"; throws iso::Error
+/// naming the allowed values.
 Algorithm parse_algorithm(const std::string& name);
 
 /// The four buffers of ALGORITHMS.md: S, R, T and the mesh redirection T2.
@@ -80,8 +83,9 @@ struct RoundList {
 };
 RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm);
 
-/// The schedule of the process at `coords`. Throws iso::Error when the offsets'
-/// dimension differs from the grid's.
+/// The schedule of the process at `coords`, for linear, torus or direct. Throws
+/// iso::Error when the offsets' dimension differs from the grid's, or for an
+/// algorithm without a schedule of its own (mpi, automatic).
 Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, const int* coords,
                         Algorithm algorithm, Collective collective);
 
