@@ -370,11 +370,12 @@ void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers
 
 Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
                void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
-               bool irregular) {
+               bool irregular, bool absolute_addresses = false) {
   if (error.empty()) error = check_blocks(buffers.send, "send");
   if (error.empty()) error = check_blocks(buffers.recv, "receive");
-  if (error.empty()) error = check_buffer(sendbuf, buffers.send, "sendbuf");
-  if (error.empty()) error = check_buffer(recvbuf, buffers.recv, "recvbuf");
+  // alltoallw may address blocks absolutely from MPI_BOTTOM (a null pointer).
+  if (error.empty() && !absolute_addresses) error = check_buffer(sendbuf, buffers.send, "sendbuf");
+  if (error.empty() && !absolute_addresses) error = check_buffer(recvbuf, buffers.recv, "recvbuf");
   if (error.empty() && !irregular && !buffers.send.empty() && !buffers.recv.empty() &&
       block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
     error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
@@ -528,7 +529,7 @@ Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, 
     }
   }
   return init("iso::alltoallw_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,
-              options, true);
+              options, true, true);
 }
 
 }  // namespace iso

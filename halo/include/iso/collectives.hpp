@@ -77,7 +77,8 @@ Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf,
                          MPI_Datatype recvtype, const OperationOptions& options = {});
 
 /// Irregular all-to-all with a datatype per block and byte displacements, as
-/// MPI_Neighbor_alltoallw. Same signature rule as alltoallv_init.
+/// MPI_Neighbor_alltoallw. Same signature rule as alltoallv_init. sendbuf and
+/// recvbuf may be MPI_BOTTOM with absolute addresses as displacements.
 Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf,
                          const int sendcounts[], const MPI_Aint sdispls[],
                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],

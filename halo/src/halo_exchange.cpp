@@ -1,0 +1,358 @@
+#include "iso/halo_exchange.hpp"
+
+#include "agree.hpp"
+#include "iso/error.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace iso {
+
+HaloWidths stencil_halo_widths(const OffsetList& stencil) {
+  HaloWidths widths;
+  widths.lo.assign(stencil.dims(), 0);
+  widths.hi.assign(stencil.dims(), 0);
+  for (int i = 0; i < stencil.size(); ++i)
+    for (int j = 0; j < stencil.dims(); ++j) {
+      widths.lo[j] = std::max(widths.lo[j], -stencil[i][j]);
+      widths.hi[j] = std::max(widths.hi[j], stencil[i][j]);
+    }
+  return widths;
+}
+
+OffsetList stencil_directions(const OffsetList& stencil) {
+  const int d = stencil.dims();
+  std::set<std::vector<int>> directions;
+  for (int i = 0; i < stencil.size(); ++i) {
+    std::vector<int> sign(d);
+    std::vector<int> nonzero;
+    for (int j = 0; j < d; ++j) {
+      sign[j] = (stencil[i][j] > 0) - (stencil[i][j] < 0);
+      if (sign[j] != 0) nonzero.push_back(j);
+    }
+    // Every subset of the nonzero components survives zeroing the others.
+    const int k = static_cast<int>(nonzero.size());
+    for (long mask = 1; mask < (1L << k); ++mask) {
+      std::vector<int> e(d, 0);
+      for (int b = 0; b < k; ++b)
+        if (mask & (1L << b)) e[nonzero[b]] = sign[nonzero[b]];
+      directions.insert(e);
+    }
+  }
+  std::vector<int> flat;
+  for (const auto& e : directions) flat.insert(flat.end(), e.begin(), e.end());
+  return OffsetList(std::max(d, 1), std::move(flat));
+}
+
+std::vector<int> ArrayLayout::extent() const {
+  std::vector<int> e(dims());
+  for (int j = 0; j < dims(); ++j) e[j] = ghost_lo[j] + interior[j] + ghost_hi[j];
+  return e;
+}
+
+namespace {
+
+std::string describe(const std::vector<int>& v) {
+  std::string out = "(";
+  for (std::size_t j = 0; j < v.size(); ++j) out += (j ? "," : "") + std::to_string(v[j]);
+  return out + ")";
+}
+
+std::string check_layout(const ArrayLayout& layout, int cart_dims, const OffsetList& directions,
+                         const std::vector<void*>& fields) {
+  const int d = layout.dims();
+  if (d != cart_dims)
+    return "the array has " + std::to_string(d) + " dimensions but the Cartesian communicator has " +
+           std::to_string(cart_dims);
+  if (static_cast<int>(layout.ghost_lo.size()) != d || static_cast<int>(layout.ghost_hi.size()) != d)
+    return "ghost widths need one entry per dimension";
+  if (!layout.global_offset.empty() && static_cast<int>(layout.global_offset.size()) != d)
+    return "global_offset needs one entry per dimension";
+  for (int j = 0; j < d; ++j) {
+    if (layout.interior[j] < 1)
+      return "interior extent " + std::to_string(layout.interior[j]) + " in dimension " + std::to_string(j) +
+             " (every process needs at least one cell)";
+    if (layout.ghost_lo[j] < 0 || layout.ghost_hi[j] < 0) return "negative ghost width in dimension " + std::to_string(j);
+  }
+  if (layout.element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
+  MPI_Aint lb = 0, extent = 0;
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Type_get_extent(layout.element, &lb, &extent));
+  ISO_MPI_CHECK(MPI_Type_size(layout.element, &size));
+  if (lb != 0 || extent != size) return "the element type must be contiguous (lower bound 0, extent == size)";
+  if (directions.size() > 0 && directions.dims() != d)
+    return "directions have " + std::to_string(directions.dims()) + " coordinates, the array " + std::to_string(d);
+  for (int i = 0; i < directions.size(); ++i) {
+    bool zero = true;
+    for (int j = 0; j < d; ++j) {
+      if (directions[i][j] < -1 || directions[i][j] > 1)
+        return "direction " + std::to_string(i) + " has a component outside {-1,0,1}";
+      zero = zero && directions[i][j] == 0;
+    }
+    if (zero) return "direction " + std::to_string(i) + " is the zero vector";
+  }
+  if (fields.empty()) return "no fields to exchange";
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (!fields[f]) return "field " + std::to_string(f) + " is a null pointer";
+  return {};
+}
+
+}  // namespace
+
+HaloExchange::Region HaloExchange::recv_region(int block) const {
+  // Ghost region of direction e = -v = directions_[block].
+  Region region;
+  for (int j = 0; j < layout_.dims(); ++j) {
+    const int e = directions_[block][j];
+    const int n = layout_.interior[j], lo = layout_.ghost_lo[j], hi = layout_.ghost_hi[j];
+    region.start.push_back(e < 0 ? 0 : e == 0 ? lo : lo + n);
+    region.size.push_back(e < 0 ? lo : e == 0 ? n : hi);
+  }
+  return region;
+}
+
+HaloExchange::Region HaloExchange::send_region(int block) const {
+  // The process x - e reads my cells as its direction e: my interior slab on
+  // the side facing it, as wide as its ghost layer there.
+  Region region;
+  for (int j = 0; j < layout_.dims(); ++j) {
+    const int e = directions_[block][j];
+    const int n = layout_.interior[j], lo = layout_.ghost_lo[j], hi = layout_.ghost_hi[j];
+    region.start.push_back(e < 0 ? n : lo);
+    region.size.push_back(e < 0 ? lo : e == 0 ? n : hi);
+  }
+  return region;
+}
+
+long HaloExchange::region_bytes(const Region& region) const {
+  long cells = 1;
+  for (int s : region.size) cells *= s;
+  return cells * element_size_;
+}
+
+namespace {
+
+// Visits the contiguous runs (last dimension) of a box in a row-major array.
+template <class Visit>
+void for_each_run(const std::vector<int>& extent, const std::vector<int>& start, const std::vector<int>& size,
+                  long element_size, Visit&& visit) {
+  const int d = static_cast<int>(extent.size());
+  for (int s : size)
+    if (s == 0) return;
+  std::vector<int> index(start);
+  const long run = size[d - 1] * element_size;
+  while (true) {
+    long offset = 0;
+    for (int j = 0; j < d; ++j) offset = offset * extent[j] + index[j];
+    visit(offset * element_size, run);
+    int j = d - 2;
+    while (j >= 0 && ++index[j] == start[j] + size[j]) {
+      index[j] = start[j];
+      --j;
+    }
+    if (j < 0) return;
+  }
+}
+
+}  // namespace
+
+void HaloExchange::pack(const char* field, const Region& region, char* out) const {
+  for_each_run(layout_.extent(), region.start, region.size, element_size_, [&](long offset, long bytes) {
+    std::memcpy(out, field + offset, static_cast<std::size_t>(bytes));
+    out += bytes;
+  });
+}
+
+void HaloExchange::unpack(const char* in, const Region& region, char* field) const {
+  for_each_run(layout_.extent(), region.start, region.size, element_size_, [&](long offset, long bytes) {
+    std::memcpy(field + offset, in, static_cast<std::size_t>(bytes));
+    in += bytes;
+  });
+}
+
+HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& directions, std::vector<void*> fields,
+                           const HaloOptions& options)
+    : layout_(std::move(layout)), directions_(directions), fields_(std::move(fields)) {
+  const char* where = "iso::HaloExchange";
+  int topology = MPI_UNDEFINED, cart_dims = 0;
+  ISO_MPI_CHECK(MPI_Topo_test(cart, &topology));
+  if (topology != MPI_CART) throw Error(std::string(where) + ": the communicator has no Cartesian topology");
+  ISO_MPI_CHECK(MPI_Cartdim_get(cart, &cart_dims));
+  if (layout_.global_offset.empty()) layout_.global_offset.assign(layout_.dims(), 0);
+  std::string error = check_layout(layout_, cart_dims, directions_, fields_);
+  detail::agree_on_errors(cart, where, error);
+  ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
+
+  // A ghost layer wider than a neighbor's subdomain would need data from
+  // beyond that neighbor; reject it naming the dimension.
+  const int d = layout_.dims();
+  std::vector<int> dims(d), periods(d), coords(d);
+  ISO_MPI_CHECK(MPI_Cart_get(cart, d, dims.data(), periods.data(), coords.data()));
+  std::vector<int> smallest(layout_.interior);
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, smallest.data(), d, MPI_INT, MPI_MIN, cart));
+  for (int j = 0; j < d && error.empty(); ++j) {
+    const bool exchanged = dims[j] > 1 || periods[j];
+    const int width = std::max(layout_.ghost_lo[j], layout_.ghost_hi[j]);
+    if (exchanged && width > smallest[j])
+      error = "dimension " + std::to_string(j) + ": halo width " + std::to_string(width) +
+              " is wider than the smallest local extent " + std::to_string(smallest[j]) +
+              " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower stencil";
+  }
+  if (!error.empty()) throw Error(std::string(where) + ": " + error);
+
+  // Block i goes to x + v_i with v_i = -e_i: the process reading it as e_i.
+  std::vector<int> offsets;
+  for (int i = 0; i < directions_.size(); ++i)
+    for (int j = 0; j < d; ++j) offsets.push_back(-directions_[i][j]);
+  neighborhood_ = std::make_unique<Neighborhood>(cart, OffsetList(d, std::move(offsets)),
+                                                 NeighborhoodOptions{options.verify});
+
+  const int s = directions_.size();
+  const int nfields = static_cast<int>(fields_.size());
+  const std::vector<int> extent = layout_.extent();
+  std::vector<int> counts(s, 1);
+  std::vector<MPI_Aint> displacements(s, 0);
+  std::vector<MPI_Datatype> send_types(s), recv_types(s);
+  std::vector<MPI_Aint> addresses(nfields);
+  for (int f = 0; f < nfields; ++f) ISO_MPI_CHECK(MPI_Get_address(fields_[f], &addresses[f]));
+  auto block_type = [&](const Region& region) {
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    if (region_bytes(region) == 0) {
+      ISO_MPI_CHECK(MPI_Type_contiguous(0, MPI_BYTE, &type));
+    } else {
+      MPI_Datatype box = MPI_DATATYPE_NULL;
+      ISO_MPI_CHECK(MPI_Type_create_subarray(d, extent.data(), region.size.data(), region.start.data(), MPI_ORDER_C,
+                                             layout_.element, &box));
+      std::vector<int> ones(nfields, 1);
+      std::vector<MPI_Datatype> boxes(nfields, box);
+      ISO_MPI_CHECK(MPI_Type_create_struct(nfields, ones.data(), addresses.data(), boxes.data(), &type));
+      ISO_MPI_CHECK(MPI_Type_free(&box));
+    }
+    ISO_MPI_CHECK(MPI_Type_commit(&type));
+    types_.push_back(type);
+    return type;
+  };
+  for (int i = 0; i < s; ++i) {
+    send_types[i] = block_type(send_region(i));
+    recv_types[i] = block_type(recv_region(i));
+  }
+  operation_ = alltoallw_init(*neighborhood_, MPI_BOTTOM, counts.data(), displacements.data(), send_types.data(),
+                              MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
+                              OperationOptions{options.algorithm, false});
+  MPI_Comm naive = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
+  naive_comm_ = Comm(naive);
+}
+
+HaloExchange::HaloExchange(HaloExchange&&) noexcept = default;
+HaloExchange& HaloExchange::operator=(HaloExchange&&) noexcept = default;
+
+HaloExchange::~HaloExchange() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  operation_ = Operation();  // requests before the types they use
+  for (MPI_Datatype& type : types_) MPI_Type_free(&type);
+}
+
+void HaloExchange::run_naive() {
+  const int s = directions_.size();
+  const int nfields = static_cast<int>(fields_.size());
+  std::vector<std::vector<char>> incoming(s), outgoing(s);
+  std::vector<MPI_Request> requests;
+  for (int i = 0; i < s; ++i) {
+    const int source = neighborhood_->source_rank(i);
+    const long bytes = region_bytes(recv_region(i)) * nfields;
+    if (source < 0 || bytes == 0) continue;
+    incoming[i].resize(static_cast<std::size_t>(bytes));
+    requests.emplace_back();
+    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, naive_comm_.get(),
+                            &requests.back()));
+  }
+  for (int i = 0; i < s; ++i) {
+    const int target = neighborhood_->target_rank(i);
+    const Region region = send_region(i);
+    const long bytes = region_bytes(region);
+    if (target < 0 || bytes == 0) continue;
+    outgoing[i].resize(static_cast<std::size_t>(bytes * nfields));
+    for (int f = 0; f < nfields; ++f) pack(static_cast<const char*>(fields_[f]), region, outgoing[i].data() + f * bytes);
+    requests.emplace_back();
+    ISO_MPI_CHECK(MPI_Isend(outgoing[i].data(), static_cast<int>(bytes * nfields), MPI_BYTE, target, i,
+                            naive_comm_.get(), &requests.back()));
+  }
+  ISO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+  for (int i = 0; i < s; ++i) {
+    if (incoming[i].empty()) continue;
+    const Region region = recv_region(i);
+    const long bytes = region_bytes(region);
+    for (int f = 0; f < nfields; ++f) unpack(incoming[i].data() + f * bytes, region, static_cast<char*>(fields_[f]));
+  }
+}
+
+HaloValidation HaloExchange::validate() {
+  const std::vector<int> extent = layout_.extent();
+  const int d = layout_.dims();
+  long cells = 1;
+  for (int e : extent) cells *= e;
+  const std::size_t bytes = static_cast<std::size_t>(cells) * element_size_;
+  const int nfields = static_cast<int>(fields_.size());
+  std::vector<std::vector<char>> original(nfields), combined(nfields);
+  for (int f = 0; f < nfields; ++f) {
+    const char* field = static_cast<const char*>(fields_[f]);
+    original[f].assign(field, field + bytes);
+  }
+  run();
+  for (int f = 0; f < nfields; ++f) {
+    const char* field = static_cast<const char*>(fields_[f]);
+    combined[f].assign(field, field + bytes);
+    std::memcpy(fields_[f], original[f].data(), bytes);
+  }
+  run_naive();
+
+  HaloValidation result;
+  std::string mismatch;
+  std::vector<int> index(d);
+  for (int f = 0; f < nfields && mismatch.empty(); ++f) {
+    const char* naive = static_cast<const char*>(fields_[f]);
+    for (long cell = 0; cell < cells && mismatch.empty(); ++cell) {
+      long rest = cell;
+      bool ghost = false;
+      for (int j = d - 1; j >= 0; --j) {
+        index[j] = static_cast<int>(rest % extent[j]);
+        rest /= extent[j];
+        ghost = ghost || index[j] < layout_.ghost_lo[j] || index[j] >= layout_.ghost_lo[j] + layout_.interior[j];
+      }
+      if (!ghost) continue;
+      ++result.cells_compared;
+      const std::size_t at = static_cast<std::size_t>(cell) * element_size_;
+      if (std::memcmp(naive + at, combined[f].data() + at, element_size_) == 0) continue;
+      std::vector<int> direction(d), global(d);
+      for (int j = 0; j < d; ++j) {
+        direction[j] = index[j] < layout_.ghost_lo[j] ? -1 : index[j] >= layout_.ghost_lo[j] + layout_.interior[j] ? 1 : 0;
+        global[j] = static_cast<int>(layout_.global_offset[j] + index[j] - layout_.ghost_lo[j]);
+      }
+      std::ostringstream text;
+      text << "field " << f << ", direction " << describe(direction) << ", global index " << describe(global)
+           << " (local " << describe(index) << "): isomorphic exchange (" << to_string(algorithm())
+           << ") gave bytes";
+      text << std::hex;
+      for (int b = 0; b < element_size_; ++b) text << ' ' << (static_cast<unsigned>(combined[f][at + b]) & 0xffu);
+      text << ", naive exchange gave";
+      for (int b = 0; b < element_size_; ++b) text << ' ' << (static_cast<unsigned>(naive[at + b]) & 0xffu);
+      mismatch = text.str();
+    }
+  }
+  for (int f = 0; f < nfields; ++f) std::memcpy(fields_[f], combined[f].data(), bytes);
+  try {
+    detail::agree_on_errors(neighborhood_->comm(), "halo validation", mismatch);
+  } catch (const Error& e) {
+    result.ok = false;
+    result.message = e.what();
+  }
+  return result;
+}
+
+}  // namespace iso
