@@ -415,6 +415,7 @@ RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm) {
 Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, const int* coords,
                         Algorithm algorithm, Collective collective) {
   check_dims(offsets, grid);
+  if (!coords) throw Error("iso::build_schedule: coords is null");
   for (int j = 0; j < grid.dims(); ++j)
     if (coords[j] < 0 || coords[j] >= grid.sizes[j])
       throw Error("iso::build_schedule: coordinate " + std::to_string(coords[j]) + " outside [0," +
