@@ -75,11 +75,13 @@ struct Operation::Impl {
     if (finalized) return;
     // Destroyed while active: finish every remaining round, since partners
     // wait for our later messages; errors cannot be reported from here.
-    while (current >= 0) {
-      MPI_Waitall(step_begin[current + 1] - step_begin[current], requests.data() + step_begin[current],
-                  MPI_STATUSES_IGNORE);
-      if (++current == steps()) current = -1;
-      else if (!try_post(current)) current = -1;
+    if (current >= 0) {
+      try {
+        complete();
+      } catch (const Error&) {
+        unlink();
+        current = -1;
+      }
     }
     for (MPI_Request& request : requests)
       if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
@@ -88,15 +90,6 @@ struct Operation::Impl {
   }
 
   int steps() const { return static_cast<int>(step_begin.size()) - 1; }
-
-  int try_post(int step) {
-    if (native && !native_persistent)
-      return MPI_Ineighbor_alltoallw(MPI_BOTTOM, send_counts.data(), send_displs.data(), send_types.data(),
-                                     MPI_BOTTOM, recv_counts.data(), recv_displs.data(), recv_types.data(),
-                                     graph.get(), &requests[0]) == MPI_SUCCESS;
-    const int count = step_begin[step + 1] - step_begin[step];
-    return MPI_Startall(count, requests.data() + step_begin[step]) == MPI_SUCCESS;
-  }
 
   void post(int step) {
     if (native && !native_persistent) {
@@ -107,6 +100,79 @@ struct Operation::Impl {
     }
     const int count = step_begin[step + 1] - step_begin[step];
     ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+  }
+
+  // Progress engine. Rounds advance only when the process calls into the
+  // library, and a round of one operation may wait for a partner that is
+  // itself waiting on another operation (start A, B; wait B, A on one rank
+  // and wait A, B on another). So every wait or test advances all active
+  // operations of the process. They form an intrusive list: no allocation.
+  static Impl*& active_head() {
+    static Impl* head = nullptr;
+    return head;
+  }
+  Impl* previous = nullptr;
+  Impl* next = nullptr;
+
+  void link() {
+    Impl*& head = active_head();
+    previous = nullptr;
+    next = head;
+    if (head) head->previous = this;
+    head = this;
+  }
+  void unlink() {
+    if (previous) previous->next = next;
+    else if (active_head() == this) active_head() = next;
+    if (next) next->previous = previous;
+    previous = next = nullptr;
+  }
+
+  void begin() {
+    if (steps() == 0) return;
+    current = 0;
+    link();
+    post(0);
+  }
+
+  // Moves past the current step once its requests are done (blocking or not);
+  // returns true when the operation has completed.
+  bool advance(bool block) {
+    while (current >= 0) {
+      const int first = step_begin[current];
+      const int count = step_begin[current + 1] - first;
+      if (block) {
+        ISO_MPI_CHECK(MPI_Waitall(count, requests.data() + first, MPI_STATUSES_IGNORE));
+      } else {
+        int done = 0;
+        ISO_MPI_CHECK(MPI_Testall(count, requests.data() + first, &done, MPI_STATUSES_IGNORE));
+        if (!done) return false;
+      }
+      if (++current == steps()) {
+        current = -1;
+        unlink();
+      } else {
+        post(current);
+      }
+    }
+    return true;
+  }
+
+  static void advance_others(const Impl* self) {
+    for (Impl* op = active_head(); op;) {
+      Impl* following = op->next;  // advance() may unlink op
+      if (op != self) op->advance(false);
+      op = following;
+    }
+  }
+
+  void complete() {
+    while (current >= 0) {
+      // Alone, block in MPI; with company, poll everyone.
+      const bool alone = active_head() == this && next == nullptr;
+      if (advance(alone)) return;
+      advance_others(this);
+    }
   }
 };
 
@@ -428,42 +494,19 @@ Operation::~Operation() = default;
 void Operation::start() {
   if (!impl_) throw Error("iso::Operation::start: the operation is empty (moved from or default-constructed)");
   if (impl_->current >= 0) throw Error("iso::Operation::start: the operation is already active; wait() first");
-  if (impl_->steps() == 0) return;
-  impl_->current = 0;
-  impl_->post(0);
+  impl_->begin();
 }
 
 bool Operation::test() {
   if (!impl_) throw Error("iso::Operation::test: the operation is empty");
-  Impl& op = *impl_;
-  while (op.current >= 0) {
-    int done = 0;
-    const int begin = op.step_begin[op.current];
-    ISO_MPI_CHECK(MPI_Testall(op.step_begin[op.current + 1] - begin, op.requests.data() + begin, &done,
-                              MPI_STATUSES_IGNORE));
-    if (!done) return false;
-    if (++op.current == op.steps()) {
-      op.current = -1;
-    } else {
-      op.post(op.current);
-    }
-  }
-  return true;
+  const bool done = impl_->advance(false);
+  Impl::advance_others(impl_.get());
+  return done;
 }
 
 void Operation::wait() {
   if (!impl_) throw Error("iso::Operation::wait: the operation is empty");
-  Impl& op = *impl_;
-  while (op.current >= 0) {
-    const int begin = op.step_begin[op.current];
-    ISO_MPI_CHECK(MPI_Waitall(op.step_begin[op.current + 1] - begin, op.requests.data() + begin,
-                              MPI_STATUSES_IGNORE));
-    if (++op.current == op.steps()) {
-      op.current = -1;
-    } else {
-      op.post(op.current);
-    }
-  }
+  impl_->complete();
 }
 
 bool Operation::active() const { return impl_ && impl_->current >= 0; }

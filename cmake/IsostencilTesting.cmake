@@ -1,0 +1,135 @@
+# Test registration helpers: one function registers an MPI test at several rank
+# counts (Cabana, heFFTe), one registers a singleton run, one builds a gtest
+# executable on the shared MPI main (tests/support/mpi_main.cpp).
+include_guard(GLOBAL)
+
+if(NOT MPIEXEC_EXECUTABLE)
+  find_package(MPI REQUIRED COMPONENTS C CXX)
+endif()
+
+# Which MPI launches the tests: Open MPI's mpiexec needs --oversubscribe to
+# start more ranks than cores (the CI machine has 2); MPICH's rejects the flag.
+if(NOT DEFINED ISOSTENCIL_MPI_IS_OPENMPI)
+  execute_process(COMMAND "${MPIEXEC_EXECUTABLE}" --version
+                  OUTPUT_VARIABLE _iso_mpiexec_version ERROR_VARIABLE _iso_mpiexec_version
+                  RESULT_VARIABLE _iso_mpiexec_rc TIMEOUT 30)
+  if(_iso_mpiexec_version MATCHES "Open MPI|OpenRTE"
+     OR MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI")
+    set(_iso_is_ompi ON)
+  else()
+    set(_iso_is_ompi OFF)
+  endif()
+  set(ISOSTENCIL_MPI_IS_OPENMPI ${_iso_is_ompi} CACHE INTERNAL "mpiexec is Open MPI's")
+endif()
+
+option(ISOSTENCIL_MPI_OVERSUBSCRIBE
+       "Add --oversubscribe to MPIEXEC_PREFLAGS (Open MPI only) when it is not set" ON)
+if(ISOSTENCIL_MPI_IS_OPENMPI AND ISOSTENCIL_MPI_OVERSUBSCRIBE
+   AND NOT MPIEXEC_PREFLAGS MATCHES "oversubscribe")
+  if("${MPIEXEC_PREFLAGS}" STREQUAL "")
+    set(MPIEXEC_PREFLAGS "--oversubscribe" CACHE STRING
+        "These flags will be directly before the executable that is being run by mpiexec." FORCE)
+  else()
+    # The user chose their own flags; the environment below still allows
+    # oversubscription (rmaps_base_oversubscribe).
+    message(STATUS "MPIEXEC_PREFLAGS set by the user (${MPIEXEC_PREFLAGS}); not adding --oversubscribe")
+  endif()
+endif()
+
+# Environment of every test. Open MPI refuses to run as root without the first
+# two (CI and every session run as root); the next two make oversubscribed runs
+# on a 2-core machine reliable: allow more ranks than slots (also without
+# --oversubscribe in MPIEXEC_PREFLAGS) and yield instead of busy-polling while
+# idle. mpiexec gives ranks a pseudo-terminal, so gtest would colour ctest's
+# logs. Where a container forbids process_vm_readv (CMA), add
+# OMPI_MCA_btl_vader_single_copy_mechanism=none to ISOSTENCIL_TEST_EXTRA_ENVIRONMENT;
+# on the project's Debian 12 machines CMA works and the tests use it.
+set(ISOSTENCIL_TEST_ENVIRONMENT
+    "OMPI_ALLOW_RUN_AS_ROOT=1"
+    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+    "OMPI_MCA_rmaps_base_oversubscribe=1"
+    "OMPI_MCA_mpi_yield_when_idle=1"
+    "GTEST_COLOR=no")
+set(ISOSTENCIL_TEST_EXTRA_ENVIRONMENT "" CACHE STRING
+    "Extra NAME=value;... environment for every test (e.g. OMPI_MCA_btl=self,tcp)")
+list(APPEND ISOSTENCIL_TEST_ENVIRONMENT ${ISOSTENCIL_TEST_EXTRA_ENVIRONMENT})
+
+set(ISOSTENCIL_TEST_RANKS 1 2 3 4 8 CACHE STRING "Default rank counts of MPI tests")
+set(ISOSTENCIL_TEST_TIMEOUT 300 CACHE STRING "Default timeout (s) of each test")
+
+# isostencil_add_mpi_test(NAME <name> TARGET <exe> [RANKS n...] [TIMEOUT s]
+#                         [LABELS l...] [ARGS a...])
+# Registers <name>.np<n> for each rank count n, run through mpiexec, labelled
+# np<n> and mpi (plus LABELS), with PROCESSORS n so ctest -j doesn't overload.
+function(isostencil_add_mpi_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "RANKS;ARGS;LABELS")
+  if(NOT arg_NAME OR NOT arg_TARGET)
+    message(FATAL_ERROR "isostencil_add_mpi_test: NAME and TARGET are required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "isostencil_add_mpi_test(${arg_NAME}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_RANKS)
+    set(arg_RANKS ${ISOSTENCIL_TEST_RANKS})
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT ${ISOSTENCIL_TEST_TIMEOUT})
+  endif()
+  set(labels_suffix "")
+  if(arg_LABELS)
+    set(labels_suffix ";${arg_LABELS}")
+  endif()
+  foreach(ranks IN LISTS arg_RANKS)
+    set(test_name ${arg_NAME}.np${ranks})
+    add_test(NAME ${test_name}
+             COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${ranks} ${MPIEXEC_PREFLAGS}
+                     $<TARGET_FILE:${arg_TARGET}> ${MPIEXEC_POSTFLAGS} ${arg_ARGS})
+    set_tests_properties(${test_name} PROPERTIES
+      PROCESSORS ${ranks}
+      LABELS "np${ranks};mpi${labels_suffix}"
+      TIMEOUT ${arg_TIMEOUT}
+      ENVIRONMENT "${ISOSTENCIL_TEST_ENVIRONMENT}")
+  endforeach()
+endfunction()
+
+# isostencil_add_serial_test(NAME <name> TARGET <exe> [TIMEOUT s] [LABELS l...]
+#                            [ARGS a...])
+# Runs the executable directly (MPI singleton init), labelled serial.
+function(isostencil_add_serial_test)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "NAME;TARGET;TIMEOUT" "ARGS;LABELS")
+  if(NOT arg_NAME OR NOT arg_TARGET)
+    message(FATAL_ERROR "isostencil_add_serial_test: NAME and TARGET are required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "isostencil_add_serial_test(${arg_NAME}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT arg_TIMEOUT)
+    set(arg_TIMEOUT ${ISOSTENCIL_TEST_TIMEOUT})
+  endif()
+  set(labels_suffix "")
+  if(arg_LABELS)
+    set(labels_suffix ";${arg_LABELS}")
+  endif()
+  add_test(NAME ${arg_NAME} COMMAND $<TARGET_FILE:${arg_TARGET}> ${arg_ARGS})
+  set_tests_properties(${arg_NAME} PROPERTIES
+    LABELS "serial${labels_suffix}"
+    TIMEOUT ${arg_TIMEOUT}
+    ENVIRONMENT "${ISOSTENCIL_TEST_ENVIRONMENT}")
+endfunction()
+
+# isostencil_add_gtest_executable(<target> SOURCES s... [LIBRARIES l...])
+# A gtest executable on the shared MPI main (MPI -> Kokkos -> gtest, exit code
+# agreed over ranks), linked with isostencil::halo; warnings as errors.
+function(isostencil_add_gtest_executable target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SOURCES;LIBRARIES")
+  if(NOT arg_SOURCES)
+    message(FATAL_ERROR "isostencil_add_gtest_executable(${target}): SOURCES is required")
+  endif()
+  if(arg_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "isostencil_add_gtest_executable(${target}): unknown arguments ${arg_UNPARSED_ARGUMENTS}")
+  endif()
+  add_executable(${target} ${arg_SOURCES})
+  target_link_libraries(${target} PRIVATE isostencil::test_main GTest::gtest isostencil::halo
+                                          ${arg_LIBRARIES})
+  isostencil_warnings(${target})
+endfunction()

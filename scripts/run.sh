@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds if needed, then runs the isostencil driver on NP ranks (default 2).
+# With no arguments it runs `demo`, the built-in default job.
+#   scripts/run.sh                      # isostencil demo on 2 ranks
+#   NP=4 scripts/run.sh plan --moore 3:1 --procs 2,2,1
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+BUILD_DIR="${BUILD_DIR:-build}"
+NP="${NP:-2}"
+
+# Quiet once a build tree exists; the first run says what it installs and builds.
+if [[ -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  SETUP_QUIET=1 bash scripts/setup.sh
+else
+  bash scripts/setup.sh
+fi
+
+(($# > 0)) || set -- demo
+
+# Open MPI refuses root without these (CI and sessions run as root), and
+# needs --oversubscribe for more ranks than cores; MPICH knows neither.
+launcher=(mpirun -np "$NP")
+if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  launcher+=(--oversubscribe)
+fi
+driver="$BUILD_DIR/apps/isostencil"
+[[ -d "$driver" ]] && driver="$driver/isostencil"
+[[ -x "$driver" ]] || { echo "run: $driver was not built" >&2; exit 1; }
+exec "${launcher[@]}" "$driver" "$@"

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Installs what the project needs on Debian 12 (as root), configures and builds.
+# Idempotent: a machine that has every package skips apt entirely, and an
+# up-to-date build tree only re-checks. Quiet on success, full logs on failure.
+#
+# Environment:
+#   BUILD_DIR      build directory (default: build)
+#   CMAKE_ARGS     extra arguments for the CMake configure step
+#   JOBS           parallel build jobs (default: 2)
+#   SETUP_QUIET=1  print nothing on success
+#   SETUP_VERBOSE=1  stream apt/CMake/compiler output instead of logging it
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+BUILD_DIR="${BUILD_DIR:-build}"
+JOBS="${JOBS:-2}"
+SETUP_QUIET="${SETUP_QUIET:-0}"
+SETUP_VERBOSE="${SETUP_VERBOSE:-0}"
+
+PACKAGES=(
+  build-essential cmake
+  libopenmpi-dev openmpi-bin
+  libtrilinos-kokkos-dev
+  libhdf5-openmpi-dev hdf5-tools
+  libgtest-dev
+  libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  python3 python3-matplotlib
+)
+
+say() { [[ "$SETUP_QUIET" == 1 ]] || echo "setup: $*"; }
+fail() { echo "setup: $*" >&2; exit 1; }
+
+LOG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/isostencil-setup.XXXXXX")"
+trap 'rm -rf "$LOG_DIR"' EXIT
+
+# Runs a step with its output in a log; on failure prints the log (unless
+# SETUP_QUIET_FAILURE=1, for a step that is retried).
+run_logged() {
+  local name="$1"; shift
+  if [[ "$SETUP_VERBOSE" == 1 ]]; then
+    "$@"
+    return
+  fi
+  if "$@" >"$LOG_DIR/$name.log" 2>&1; then
+    return 0
+  fi
+  [[ "${SETUP_QUIET_FAILURE:-0}" == 1 ]] && return 1
+  cat "$LOG_DIR/$name.log" >&2
+  return 1
+}
+
+# --- packages -----------------------------------------------------------------
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)"
+  [[ "$status" == installed ]] || missing+=("$pkg")
+done
+
+if ((${#missing[@]} > 0)); then
+  say "installing ${missing[*]}"
+  SUDO=()
+  if [[ "$(id -u)" != 0 ]]; then
+    command -v sudo >/dev/null || fail "packages missing (${missing[*]}) and not root; install them or run as root"
+    SUDO=(sudo)
+  fi
+  apt_update() { run_logged apt-update "${SUDO[@]}" apt-get -o DPkg::Lock::Timeout=300 update; }
+  apt_install() {
+    run_logged apt-install "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
+      apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "${missing[@]}"
+  }
+  # A fresh machine has no package lists; fetch them once before installing.
+  if ! compgen -G "/var/lib/apt/lists/*_Packages*" >/dev/null; then
+    apt_update || fail "apt-get update failed"
+  fi
+  if ! SETUP_QUIET_FAILURE=1 apt_install; then
+    say "install failed ($(tail -n 1 "$LOG_DIR/apt-install.log" 2>/dev/null)); refreshing package lists and retrying once"
+    apt_update || fail "apt-get update failed"
+    apt_install || fail "could not install ${missing[*]}"
+  fi
+fi
+
+# --- configure ----------------------------------------------------------------
+# Always configure (a few seconds when nothing changed): test areas are found
+# with if(EXISTS), which a plain rebuild would not notice.
+configure=(cmake -S . -B "$BUILD_DIR")
+if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
+  configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  say "configuring and building $BUILD_DIR (from scratch: about a minute on 2 cores)"
+fi
+# shellcheck disable=SC2206  # CMAKE_ARGS is a word list by design
+configure+=(${CMAKE_ARGS:-})
+run_logged configure "${configure[@]}" || fail "configure failed: ${configure[*]}"
+
+# --- build --------------------------------------------------------------------
+run_logged build cmake --build "$BUILD_DIR" -j"$JOBS" || fail "build failed: cmake --build $BUILD_DIR -j$JOBS"
+say "built in $BUILD_DIR"
