@@ -315,6 +315,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   MPI_Comm dup = MPI_COMM_NULL;
   ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
   impl->comm = Comm(dup);
+  ISO_MPI_CHECK(MPI_Comm_set_errhandler(impl->comm.get(), MPI_ERRORS_RETURN));
 
   // Temporary slots take the shape of receive block i, sized by its true
   // extent and offset by its true lower bound.

@@ -122,9 +122,9 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
       ++count;
     }
     if (count > 0)
-      throw Error(std::string(where) + ": the neighborhood differs between ranks: rank 0 has " +
-                  std::to_string(all[2]) + " offsets in " + std::to_string(all[3]) + "-D, but " +
-                  std::to_string(count) + " rank(s) give a different offset list, order or process grid: " +
+      throw Error(std::string(where) + ": the neighborhood differs between ranks: rank 0 passed " +
+                  std::to_string(all[2]) + " offsets in " + std::to_string(all[3]) + "-D; " +
+                  std::to_string(count) + " rank(s) passed a different offset list, order or process grid: " +
                   differing + (count > 8 ? ", ..." : "") +
                   "; every rank must pass the same offsets in the same order");
   } else {
@@ -133,6 +133,9 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
   MPI_Comm dup = MPI_COMM_NULL;
   ISO_MPI_CHECK(MPI_Comm_dup(cart, &dup));
   comm_ = Comm(dup);
+  // Communication errors come back as codes and become iso::Error, instead of
+  // aborting the job from inside the library.
+  ISO_MPI_CHECK(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
   ISO_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
 }
 

@@ -22,6 +22,17 @@ struct OperationOptions {
 /// as far as arrived messages allow, wait() completes. start/test/wait allocate
 /// nothing. Move-only; frees its MPI objects on destruction (before
 /// MPI_Finalize). The neighborhood must outlive the operation.
+///
+/// Progress: later rounds are posted only inside test() and wait() (of any
+/// operation: each advances every active operation of the process). So a
+/// rank must not block in its own MPI call (say MPI_Recv) on a message that a
+/// partner sends only after its wait() returns, while this rank's operation is
+/// still active: call wait() first, or poll test(). Several operations may be
+/// active at once and completed in any order on any rank.
+///
+/// A default-constructed or moved-from operation is empty: active() is false,
+/// start/test/wait throw. Destroying an active operation completes it first
+/// (its partners wait for its messages).
 class Operation {
 public:
   Operation();
