@@ -18,7 +18,7 @@ namespace {
 // Where a block of one of the four buffers lives: address of its first
 // element, and the count and datatype that describe it.
 struct BlockDesc {
-  char* base = nullptr;
+  MPI_Aint address = 0;  // absolute (MPI_Get_address), used with MPI_BOTTOM
   int count = 0;
   MPI_Datatype type = MPI_DATATYPE_NULL;
 };
@@ -48,6 +48,57 @@ std::pair<MPI_Aint, MPI_Aint> true_span(const TypeInfo& info, int count) {
   return {lowest, span};
 }
 
+
+MPI_Aint address_of(const void* pointer) {
+  MPI_Aint address = 0;
+  ISO_MPI_CHECK(MPI_Get_address(pointer, &address));
+  return address;
+}
+
+// The one predefined type a datatype is built from, or MPI_DATATYPE_NULL when
+// it mixes several (or uses a constructor we do not look into).
+MPI_Datatype single_leaf_type(MPI_Datatype type, int depth = 0) {
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  ISO_MPI_CHECK(MPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) return type;
+  if (depth > 16) return MPI_DATATYPE_NULL;
+  switch (combiner) {
+    case MPI_COMBINER_DUP: case MPI_COMBINER_CONTIGUOUS: case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR: case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED:
+    case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: case MPI_COMBINER_STRUCT:
+    case MPI_COMBINER_SUBARRAY: case MPI_COMBINER_DARRAY: case MPI_COMBINER_RESIZED: break;
+    default: return MPI_DATATYPE_NULL;
+  }
+  std::vector<int> ints(static_cast<std::size_t>(integers));
+  std::vector<MPI_Aint> addrs(static_cast<std::size_t>(addresses));
+  std::vector<MPI_Datatype> parts(static_cast<std::size_t>(types));
+  ISO_MPI_CHECK(MPI_Type_get_contents(type, integers, addresses, types, ints.data(), addrs.data(), parts.data()));
+  MPI_Datatype leaf = MPI_DATATYPE_NULL;
+  bool single = true;
+  for (MPI_Datatype part : parts) {
+    // A struct entry of zero blocks contributes nothing to the signature.
+    const MPI_Datatype found = single_leaf_type(part, depth + 1);
+    if (found == MPI_DATATYPE_NULL || (leaf != MPI_DATATYPE_NULL && found != leaf)) single = false;
+    else leaf = found;
+    int inner = 0, a = 0, t = 0, kind = 0;
+    ISO_MPI_CHECK(MPI_Type_get_envelope(part, &inner, &a, &t, &kind));
+    if (kind != MPI_COMBINER_NAMED) ISO_MPI_CHECK(MPI_Type_free(&part));
+  }
+  return single ? leaf : MPI_DATATYPE_NULL;
+}
+
+// How a block in transit is stored: compact where the signature allows.
+BlockDesc staging_shape(const BlockDesc& block) {
+  const MPI_Datatype leaf = single_leaf_type(block.type);
+  if (leaf != MPI_DATATYPE_NULL) {
+    const TypeInfo whole = type_info(block.type), element = type_info(leaf);
+    const long bytes = static_cast<long>(block.count) * whole.size;
+    if (element.size > 0 && element.extent == element.size && bytes % element.size == 0 &&
+        bytes / element.size <= 2147483647L)
+      return {0, static_cast<int>(bytes / element.size), leaf};
+  }
+  return {0, block.count, block.type};
+}
 }  // namespace
 
 struct Operation::Impl {
@@ -209,10 +260,8 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
     int size = 0;
     ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
     if (block.count == 0 || size == 0) continue;
-    MPI_Aint address = 0;
-    ISO_MPI_CHECK(MPI_Get_address(block.base, &address));
     counts.push_back(block.count);
-    addresses.push_back(address);
+    addresses.push_back(block.address);
     types.push_back(block.type);
   }
   if (counts.empty()) return MPI_DATATYPE_NULL;
@@ -243,13 +292,18 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
   impl->schedule.collective = collective;
   impl->schedule.num_blocks = neighborhood.size();
   std::vector<int> sources, destinations;
-  auto describe = [](const BlockDesc& block, std::vector<int>& counts, std::vector<MPI_Aint>& displs,
-                     std::vector<MPI_Datatype>& types) {
-    MPI_Aint address = 0;
-    ISO_MPI_CHECK(MPI_Get_address(block.base, &address));
+  // The caller may free its datatypes after init (as for any persistent MPI
+  // operation), but the library's collective reads them at every start: keep
+  // duplicates of our own.
+  Operation::Impl& op = *impl;
+  auto describe = [&op](const BlockDesc& block, std::vector<int>& counts, std::vector<MPI_Aint>& displs,
+                        std::vector<MPI_Datatype>& types) {
+    MPI_Datatype copy = MPI_DATATYPE_NULL;
+    ISO_MPI_CHECK(MPI_Type_dup(block.type, &copy));
+    op.types.push_back(copy);
     counts.push_back(block.count);
-    displs.push_back(address);
-    types.push_back(block.type);
+    displs.push_back(block.address);
+    types.push_back(copy);
   };
   for (int i = 0; i < neighborhood.size(); ++i) {
     const int target = neighborhood.target_rank(i);
@@ -296,7 +350,8 @@ Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collecti
   // Neighbors that coincide (tiny tori) trip bugs in MPI libraries' own
   // neighborhood collectives (ALGORITHMS.md 4): never pick mpi there.
   std::vector<int> targets;
-  for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
+  for (int i = 0; i < neighborhood.size(); ++i)
+    if (neighborhood.target_rank(i) >= 0) targets.push_back(neighborhood.target_rank(i));
   std::sort(targets.begin(), targets.end());
   const bool distinct = std::adjacent_find(targets.begin(), targets.end()) == targets.end();
   predicted[3] = distinct ? predict_native_seconds(model, neighborhood.size(), bytes) : 1e300;
@@ -317,30 +372,34 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   impl->comm = Comm(dup);
   ISO_MPI_CHECK(MPI_Comm_set_errhandler(impl->comm.get(), MPI_ERRORS_RETURN));
 
-  // Temporary slots take the shape of receive block i, sized by its true
-  // extent and offset by its true lower bound.
+  // Temporary slots hold block i in transit. Where its signature is n copies
+  // of one predefined type (every halo block, however scattered), the slot is
+  // n contiguous elements: compact, and independent of where the user's
+  // arrays lie. Otherwise it takes the receive block's layout, sized by its
+  // true extent and offset by its true lower bound.
   const std::size_t unit = sizeof(std::max_align_t);
+  std::vector<BlockDesc> shapes(plan.num_blocks);
   std::vector<std::size_t> slot_units(plan.num_blocks, 0);
   std::vector<MPI_Aint> slot_lowest(plan.num_blocks, 0);
   std::size_t total_units = 0;
   for (int i = 0; i < plan.num_blocks; ++i) {
     if (!plan.uses_temp[i] && !plan.uses_temp2[i]) continue;
-    const auto [lowest, span] = true_span(type_info(buffers.recv[i].type), buffers.recv[i].count);
+    shapes[i] = staging_shape(buffers.recv[i]);
+    const auto [lowest, span] = true_span(type_info(shapes[i].type), shapes[i].count);
     slot_units[i] = (static_cast<std::size_t>(span) + unit - 1) / unit;
     slot_lowest[i] = lowest;
     total_units += slot_units[i] * static_cast<std::size_t>(plan.uses_temp[i] + plan.uses_temp2[i]);
   }
   impl->scratch.resize(std::max<std::size_t>(1, total_units));
-  char* next = reinterpret_cast<char*>(impl->scratch.data());
+  MPI_Aint next = address_of(impl->scratch.data());
   for (int i = 0; i < plan.num_blocks; ++i) {
-    const BlockDesc shape = buffers.recv[i];
     if (plan.uses_temp[i]) {
-      buffers.temp[i] = {next - slot_lowest[i], shape.count, shape.type};
-      next += slot_units[i] * unit;
+      buffers.temp[i] = {next - slot_lowest[i], shapes[i].count, shapes[i].type};
+      next += static_cast<MPI_Aint>(slot_units[i] * unit);
     }
     if (plan.uses_temp2[i]) {
-      buffers.temp2[i] = {next - slot_lowest[i], shape.count, shape.type};
-      next += slot_units[i] * unit;
+      buffers.temp2[i] = {next - slot_lowest[i], shapes[i].count, shapes[i].type};
+      next += static_cast<MPI_Aint>(slot_units[i] * unit);
     }
   }
 
@@ -472,12 +531,13 @@ Operation regular_init(const char* where, Collective collective, const Neighborh
     const TypeInfo send_info = type_info(sendtype);
     const TypeInfo recv_info = type_info(recvtype);
     const int send_blocks = collective == Collective::alltoall ? s : 1;
-    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
-    auto* recv_base = static_cast<char*>(recvbuf);
+    const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
     for (int i = 0; i < send_blocks; ++i)
-      buffers.send.push_back({send_base + static_cast<MPI_Aint>(i) * sendcount * send_info.extent, sendcount, sendtype});
+      buffers.send.push_back({MPI_Aint_add(send_base, static_cast<MPI_Aint>(i) * sendcount * send_info.extent),
+                              sendcount, sendtype});
     for (int i = 0; i < s; ++i)
-      buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(i) * recvcount * recv_info.extent, recvcount, recvtype});
+      buffers.recv.push_back({MPI_Aint_add(recv_base, static_cast<MPI_Aint>(i) * recvcount * recv_info.extent),
+                              recvcount, recvtype});
   }
   return init(where, collective, neighborhood, sendbuf, recvbuf, std::move(buffers), error, options, false);
 }
@@ -544,11 +604,12 @@ Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf, 
   if (error.empty()) {
     const MPI_Aint send_extent = type_info(sendtype).extent;
     const MPI_Aint recv_extent = type_info(recvtype).extent;
-    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
-    auto* recv_base = static_cast<char*>(recvbuf);
+    const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
     for (int i = 0; i < s; ++i) {
-      buffers.send.push_back({send_base + static_cast<MPI_Aint>(sdispls[i]) * send_extent, sendcounts[i], sendtype});
-      buffers.recv.push_back({recv_base + static_cast<MPI_Aint>(rdispls[i]) * recv_extent, recvcounts[i], recvtype});
+      buffers.send.push_back({MPI_Aint_add(send_base, static_cast<MPI_Aint>(sdispls[i]) * send_extent), sendcounts[i],
+                              sendtype});
+      buffers.recv.push_back({MPI_Aint_add(recv_base, static_cast<MPI_Aint>(rdispls[i]) * recv_extent), recvcounts[i],
+                              recvtype});
     }
   }
   return init("iso::alltoallv_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,
@@ -565,11 +626,10 @@ Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, 
     error = "counts, displacement and datatype arrays must not be null";
   Buffers buffers;
   if (error.empty()) {
-    auto* send_base = static_cast<char*>(const_cast<void*>(sendbuf));
-    auto* recv_base = static_cast<char*>(recvbuf);
+    const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
     for (int i = 0; i < s; ++i) {
-      buffers.send.push_back({send_base + sdispls[i], sendcounts[i], sendtypes[i]});
-      buffers.recv.push_back({recv_base + rdispls[i], recvcounts[i], recvtypes[i]});
+      buffers.send.push_back({MPI_Aint_add(send_base, sdispls[i]), sendcounts[i], sendtypes[i]});
+      buffers.recv.push_back({MPI_Aint_add(recv_base, rdispls[i]), recvcounts[i], recvtypes[i]});
     }
   }
   return init("iso::alltoallw_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,

@@ -1,5 +1,6 @@
 #include "iso/cost_model.hpp"
 
+#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -86,7 +87,7 @@ CostModel CostModel::load(const std::string& path) {
     std::istringstream fields(line);
     std::string key, equals;
     double value = 0;
-    if (!(fields >> key >> equals >> value) || equals != "=" || !(value >= 0))
+    if (!(fields >> key >> equals >> value) || equals != "=" || !(value >= 0) || !(fields >> std::ws).eof())
       throw Error(path + ":" + std::to_string(number) + ": expected \"key = non-negative number\", got \"" + line + "\"");
     const char* keys[4] = {"alpha", "beta", "gamma", "delta"};
     double* slots[4] = {&model.alpha, &model.beta, &model.gamma, &model.delta};
@@ -97,8 +98,9 @@ CostModel CostModel::load(const std::string& path) {
     *slots[found - std::begin(keys)] = value;
     seen[found - std::begin(keys)] = true;
   }
-  if (!(seen[0] && seen[1] && seen[2] && seen[3]))
-    throw Error(path + ": a cost model needs all of alpha, beta, gamma and delta");
+  const char* names[4] = {"alpha", "beta", "gamma", "delta"};
+  for (int k = 0; k < 4; ++k)
+    if (!seen[k]) throw Error(path + ": missing key \"" + names[k] + "\" (a cost model needs alpha, beta, gamma and delta)");
   return model;
 }
 
@@ -107,7 +109,7 @@ void CostModel::save(const std::string& path) const {
   std::ofstream out(path);
   out << "# isostencil cost model (seconds): round = alpha + beta*bytes + gamma*entries;\n"
       << "# native neighborhood collective adds delta per extra message. Delete to recalibrate.\n";
-  out.precision(6);
+  out.precision(17);  // loads back exactly: every rank and run sees the same model
   out << "alpha = " << alpha << "\nbeta = " << beta << "\ngamma = " << gamma << "\ndelta = " << delta << "\n";
   out.close();
   if (!out) throw Error("iso::CostModel::save: cannot write " + path);
@@ -189,8 +191,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     if (!error.empty()) figures[0] = -1;
   }
   ISO_MPI_CHECK(MPI_Bcast(figures, 5, MPI_DOUBLE, 0, comm));
-  if (figures[0] < 0)
-    throw Error("iso::CostModel: ISO_COST_MODEL=" + path + " cannot be used" + (rank == 0 ? ": " + error : ""));
+  if (figures[0] < 0 || !error.empty())
+    detail::agree_on_errors(comm, "iso::CostModel", "ISO_COST_MODEL=" + path + " cannot be used: " + error);
   if (figures[0] > 0) {
     cached = std::make_unique<CostModel>();
     cached->alpha = figures[1], cached->beta = figures[2], cached->gamma = figures[3], cached->delta = figures[4];

@@ -21,6 +21,10 @@ constexpr std::uint64_t hash_seed = 14695981039346656037ull;
 
 OffsetList::OffsetList(int dims, std::vector<int> coords) : dims_(dims), coords_(std::move(coords)) {
   if (dims < 1) throw Error("iso::OffsetList: dimension must be >= 1, got " + std::to_string(dims));
+  for (int c : coords_)
+    if (c > max_coordinate || c < -max_coordinate)
+      throw Error("iso::OffsetList: offset coordinate " + std::to_string(c) + " exceeds the supported magnitude " +
+                  std::to_string(max_coordinate));
   if (coords_.size() % static_cast<std::size_t>(dims) != 0)
     throw Error("iso::OffsetList: " + std::to_string(coords_.size()) +
                 " coordinates is not a multiple of the dimension " + std::to_string(dims));
@@ -56,16 +60,19 @@ OffsetList OffsetList::parse(const std::string& text) {
     int count = 0;
     while (std::getline(parts, part, ',')) {
       std::size_t used = 0;
-      int value = 0;
+      long long value = 0;
       try {
-        value = std::stoi(part, &used);
+        value = std::stoll(part, &used);
       } catch (const std::exception&) {
         used = 0;
       }
+      if (used > 0 && (value > max_coordinate || value < -max_coordinate))
+        throw Error("iso::OffsetList::parse: offset " + std::to_string(index) + ": coordinate " + part +
+                    " is out of range (|c| <= " + std::to_string(max_coordinate) + ")");
       if (used == 0 || part.find_first_not_of(" \t", used) != std::string::npos)
         throw Error("iso::OffsetList::parse: offset " + std::to_string(index) + " (\"" + offset +
                     "\"): \"" + part + "\" is not an integer");
-      coords.push_back(value);
+      coords.push_back(static_cast<int>(value));
       ++count;
     }
     if (dims < 0) dims = count;
@@ -81,6 +88,9 @@ OffsetList OffsetList::parse(const std::string& text) {
 
 void OffsetList::push_back(const std::vector<int>& offset) {
   if (dims_ == 0) dims_ = static_cast<int>(offset.size());
+  for (int c : offset)
+    if (c > max_coordinate || c < -max_coordinate)
+      throw Error("iso::OffsetList::push_back: offset coordinate " + std::to_string(c) + " is out of range");
   if (static_cast<int>(offset.size()) != dims_ || dims_ == 0)
     throw Error("iso::OffsetList::push_back: offset has " + std::to_string(offset.size()) +
                 " coordinates, the list has dimension " + std::to_string(dims_));

@@ -61,6 +61,9 @@ CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> per
   if (d < 1) error = "the process grid needs at least one dimension";
   else if (periodic.size() != dims.size())
     error = std::to_string(periodic.size()) + " periodic flags for " + std::to_string(d) + " dimensions";
+  else if (error.empty() && std::find(dims.begin(), dims.end(), 0) == dims.end() && fixed != size)
+    error = "the process grid has " + std::to_string(fixed) + " processes but the communicator has " +
+            std::to_string(size) + " ranks";
   else if (error.empty() && size % fixed != 0)
     error = "the given process grid sizes (product " + std::to_string(fixed) + ") do not divide the " +
             std::to_string(size) + " processes";

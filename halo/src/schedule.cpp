@@ -58,6 +58,8 @@ long Schedule::blocks_sent() const {
 
 namespace {
 
+constexpr long max_torus_rounds = 1000000;
+
 bool is_zero(const int* v, int dims) {
   return std::all_of(v, v + dims, [](int c) { return c == 0; });
 }
@@ -136,6 +138,22 @@ Routes route_direct(const OffsetList& offsets) {
 }
 
 Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
+  if (algorithm == Algorithm::torus) {
+    // One round per unit hop: refuse lists that would need absurdly many.
+    long rounds = 0;
+    for (int j = 0; j < offsets.dims(); ++j) {
+      long forward = 0, backward = 0;
+      for (int i = 0; i < offsets.size(); ++i) {
+        forward = std::max<long>(forward, offsets[i][j]);
+        backward = std::max<long>(backward, -static_cast<long>(offsets[i][j]));
+      }
+      rounds += forward + backward;
+    }
+    if (rounds > max_torus_rounds)
+      throw Error("iso::build_schedule: the torus schedule of these offsets needs " + std::to_string(rounds) +
+                  " rounds (one per unit hop; limit " + std::to_string(max_torus_rounds) +
+                  "); use the direct algorithm");
+  }
   switch (algorithm) {
     case Algorithm::linear: return route_linear(offsets);
     case Algorithm::torus: return route_torus(offsets);
@@ -401,6 +419,12 @@ void check_dims(const OffsetList& offsets, const CartGeometry& grid) {
     if (grid.sizes[j] < 1)
       throw Error("iso::build_schedule: process grid size " + std::to_string(grid.sizes[j]) +
                   " in dimension " + std::to_string(j) + " (must be >= 1)");
+  long procs = 1;
+  for (int p : grid.sizes) {
+    procs *= p;
+    if (procs > 2147483647L)
+      throw Error("iso::build_schedule: the process grid has more than 2^31-1 processes");
+  }
   if (offsets.size() > 0 && offsets.dims() != grid.dims())
     throw Error("iso::build_schedule: offsets have " + std::to_string(offsets.dims()) +
                 " coordinates but the process grid has " + std::to_string(grid.dims()) + " dimensions");

@@ -81,7 +81,10 @@ Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, 
 /// Blocks travel through intermediate processes described by *their* receive
 /// description of block i, which is why the rule is needed. With
 /// `options.verify_signatures` the byte sizes are checked at init (one extra
-/// exchange) and a mismatch is an error on every rank.
+/// exchange) and a mismatch is an error on every rank. On a non-periodic mesh
+/// a receive block with no source stays untouched, but its description still
+/// shapes the staging slot of blocks passing through this process: give it
+/// the size the rule implies, not zero.
 Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf,
                          const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                          void* recvbuf, const int recvcounts[], const int rdispls[],

@@ -11,6 +11,9 @@ namespace iso {
 /// coordinates [i*d, (i+1)*d)). Repeats and the zero vector are allowed.
 class OffsetList {
 public:
+  /// Largest coordinate magnitude accepted; keeps all index arithmetic in range.
+  static constexpr int max_coordinate = 1 << 24;
+
   OffsetList() = default;
   /// `coords.size()` must be a multiple of `dims`; throws iso::Error otherwise.
   OffsetList(int dims, std::vector<int> coords);

@@ -1,0 +1,49 @@
+// The driver's subcommands. Each lives in its own file, registers itself on
+// the top-level CLI11 app and runs after MPI_Init; main.cpp only dispatches.
+// Adding one (`run DECK`, `check DECK`) = one make_*_command and one line in
+// main.cpp's list.
+#pragma once
+
+#include "isostencil/spec.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+namespace isostencil::cli {
+
+struct MpiContext {
+  int rank = 0;
+  int size = 1;
+};
+
+class Command {
+public:
+  virtual ~Command() = default;
+  Command() = default;
+  Command(const Command&) = delete;
+  Command& operator=(const Command&) = delete;
+
+  /// The subcommand's CLI11 app (parsed() tells whether it was chosen).
+  CLI::App* app() const { return app_; }
+  /// Runs the subcommand; returns the process exit code. Throws UsageError for
+  /// bad input (exit code 2). A command whose work is collective must throw
+  /// UsageError on every rank alike, before it communicates.
+  virtual int run(const MpiContext& mpi) = 0;
+  /// True when only rank 0 works and the other ranks return at once; then an
+  /// error on rank 0 need not abort the others.
+  virtual bool rank0_only() const { return false; }
+
+protected:
+  CLI::App* app_ = nullptr;
+};
+
+std::unique_ptr<Command> make_plan_command(CLI::App& parent);
+std::unique_ptr<Command> make_demo_command(CLI::App& parent);
+
+/// --moore/--offsets/--offsets-file/--self/--procs/--mesh/--periodic.
+void add_neighborhood_options(CLI::App& app, NeighborhoodArgs& args, const std::string& moore_help,
+                              const std::string& procs_help);
+
+}  // namespace isostencil::cli

@@ -1,0 +1,349 @@
+// `isostencil demo`: the built-in default job until the stencil apps exist.
+// Runs every algorithm of the isomorphic alltoall and allgather on
+// MPI_COMM_WORLD, verifies every received block against the value its source
+// rank sent and against MPI's own neighborhood collectives on a distributed
+// graph communicator with the same neighbors, and times both side by side.
+#include "command.hpp"
+
+#include "isostencil/plan.hpp"
+#include "isostencil/spec.hpp"
+
+#include "iso/collectives.hpp"
+#include "iso/error.hpp"
+#include "iso/neighborhood.hpp"
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace isostencil::cli {
+
+namespace {
+
+// Byte b of block `block` as sent by `origin`; `seed` changes the data
+// between runs so that a stale receive buffer cannot pass.
+unsigned char pattern(std::uint32_t seed, int origin, int block, std::size_t byte) {
+  std::uint32_t x = seed * 0x9E3779B1u ^ static_cast<std::uint32_t>(origin) * 0x85EBCA77u ^
+                    static_cast<std::uint32_t>(block) * 0xC2B2AE3Du ^
+                    static_cast<std::uint32_t>(byte) * 0x27D4EB2Fu;
+  x ^= x >> 15;
+  x *= 0x2C1B3C6Du;
+  x ^= x >> 12;
+  return static_cast<unsigned char>(x);
+}
+
+// Receive blocks from missing neighbors (non-periodic dimensions) must keep
+// this value: the collectives leave them untouched.
+unsigned char sentinel(std::uint32_t seed) {
+  return static_cast<unsigned char>(0xA5 ^ seed);
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+class DemoCommand final : public Command {
+public:
+  explicit DemoCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand(
+        "demo",
+        "Run and verify every algorithm of the isomorphic alltoall and allgather on "
+        "MPI_COMM_WORLD, and time them against MPI_Neighbor_alltoall/allgather");
+    app_->footer(
+        "Examples:\n"
+        "  mpirun -np 2 isostencil demo\n"
+        "  mpirun -np 4 isostencil demo --moore 2:2 --mesh --iterations 50 --bytes 4096");
+    add_neighborhood_options(*app_, args_,
+                             "Moore neighborhood of dimension D and radius R (default 3:1)",
+                             "processes per dimension, product = number of ranks "
+                             "(default: MPI_Dims_create)");
+    app_->add_option("--iterations,-n", iterations_, "timed calls of each operation (default 100)")
+        ->check(CLI::Range(1, 100000000))
+        ->group("Run");
+    app_->add_option("--bytes,-b", bytes_, "bytes per block (default 1024)")
+        ->check(CLI::Range(1, 1 << 30))
+        ->group("Run");
+    app_->add_option("--warmup", warmup_, "untimed calls before timing (default 2)")
+        ->check(CLI::Range(0, 1000000))
+        ->group("Run");
+  }
+
+  int run(const MpiContext& mpi) override {
+    // All validation happens before any communication and gives the same
+    // verdict on every rank (UsageError -> exit code 2 everywhere).
+    const ResolvedOffsets resolved = resolve_offsets(args_, "3:1");
+    const iso::OffsetList& offsets = resolved.offsets;
+    const int dims = offsets.dims();
+    const int s = offsets.size();
+    std::vector<int> procs(static_cast<std::size_t>(dims), 0);
+    if (!args_.procs.empty()) {
+      procs = parse_procs(args_.procs, dims);
+      long long product = 1;
+      for (int p : procs)
+        product *= p;
+      if (product != mpi.size)
+        throw UsageError("--procs " + args_.procs + ": " + format_sizes(procs) + " = " +
+                         std::to_string(product) + " processes, but " + std::to_string(mpi.size) +
+                         " ranks run");
+    } else {
+      ISO_MPI_CHECK(MPI_Dims_create(mpi.size, dims, procs.data()));
+    }
+    const std::vector<bool> periodic = resolve_periodic(args_, dims);
+    const std::size_t bytes = static_cast<std::size_t>(bytes_);
+    const std::size_t max_buffer = std::size_t{256} << 20;
+    if (static_cast<long double>(s) * bytes > static_cast<long double>(max_buffer))
+      throw UsageError(
+          fmt::format("{} blocks x {} bytes is more than the 256 MiB per buffer the "
+                      "demo allows; use fewer --bytes",
+                      s, bytes));
+    {
+      iso::CartGeometry grid{procs, periodic};
+      check_limits(offsets, grid);
+    }
+
+    iso::CartComm cart(MPI_COMM_WORLD, procs, periodic);
+    iso::Neighborhood nbh(cart.get(), offsets, iso::NeighborhoodOptions{true});
+    const int rank = nbh.rank();
+
+    if (mpi.rank == 0) {
+      std::cout << fmt::format(
+          "isostencil demo: {} ranks, {} blocks of {} bytes, {} timed calls "
+          "per operation\n\n",
+          mpi.size, s, bytes, iterations_);
+      std::cout << format_plan_text(compute_plan(resolved.description, offsets, nbh.geometry()))
+                << "\n";
+      std::cout.flush();
+    }
+
+    // The same neighbors as a distributed graph, for MPI's own collectives
+    // (on the Cartesian communicator: the neighborhood's own is private).
+    // Missing neighbors (non-periodic dimensions) are left out; the blocks
+    // are compacted accordingly.
+    std::vector<int> target_blocks;
+    std::vector<int> source_blocks;
+    std::vector<int> targets;
+    std::vector<int> sources;
+    for (int i = 0; i < s; ++i) {
+      if (nbh.target_rank(i) >= 0) {
+        target_blocks.push_back(i);
+        targets.push_back(nbh.target_rank(i));
+      }
+      if (nbh.source_rank(i) >= 0) {
+        source_blocks.push_back(i);
+        sources.push_back(nbh.source_rank(i));
+      }
+    }
+    MPI_Comm graph_raw = MPI_COMM_NULL;
+    ISO_MPI_CHECK(MPI_Dist_graph_create_adjacent(cart.get(), static_cast<int>(sources.size()),
+                                                 sources.data(), MPI_UNWEIGHTED,
+                                                 static_cast<int>(targets.size()), targets.data(),
+                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_raw));
+    iso::Comm graph(graph_raw);
+
+    const std::size_t block_count = static_cast<std::size_t>(std::max(s, 1));
+    std::vector<unsigned char> send(block_count * bytes);
+    std::vector<unsigned char> recv(block_count * bytes);
+    std::vector<unsigned char> expected(block_count * bytes);
+    std::vector<unsigned char> reference(block_count * bytes);  // MPI's result, uncompacted
+    std::vector<unsigned char> compact_send(block_count * bytes);
+    std::vector<unsigned char> compact_recv(block_count * bytes);
+    std::vector<double> times(static_cast<std::size_t>(iterations_));
+    const int count = static_cast<int>(bytes);
+
+    auto fill_send = [&](iso::Collective collective, std::uint32_t seed) {
+      const int blocks = collective == iso::Collective::alltoall ? s : 1;
+      for (int i = 0; i < blocks; ++i)
+        for (std::size_t b = 0; b < bytes; ++b)
+          send[i * bytes + b] = pattern(seed, rank, i, b);
+    };
+    auto fill_expected = [&](iso::Collective collective, std::uint32_t seed) {
+      for (int i = 0; i < s; ++i) {
+        const int source = nbh.source_rank(i);
+        const int block = collective == iso::Collective::alltoall ? i : 0;
+        for (std::size_t b = 0; b < bytes; ++b)
+          expected[i * bytes + b] = source < 0 ? sentinel(seed) : pattern(seed, source, block, b);
+      }
+    };
+    auto clear_recv = [&](std::vector<unsigned char>& buffer, std::uint32_t seed) {
+      std::fill(buffer.begin(), buffer.end(), sentinel(seed));
+    };
+    auto mpi_neighbor = [&](iso::Collective collective) {
+      if (collective == iso::Collective::alltoall)
+        ISO_MPI_CHECK(MPI_Neighbor_alltoall(compact_send.data(), count, MPI_BYTE,
+                                            compact_recv.data(), count, MPI_BYTE, graph.get()));
+      else
+        ISO_MPI_CHECK(MPI_Neighbor_allgather(send.data(), count, MPI_BYTE, compact_recv.data(),
+                                             count, MPI_BYTE, graph.get()));
+    };
+    // Number of receive blocks that differ from `want`, reporting the first few.
+    auto count_bad_blocks = [&](const std::vector<unsigned char>& got,
+                                const std::vector<unsigned char>& want, const std::string& what) {
+      int bad = 0;
+      for (int i = 0; i < s; ++i) {
+        if (std::memcmp(got.data() + i * bytes, want.data() + i * bytes, bytes) == 0) continue;
+        if (++bad <= 3)
+          std::cerr << fmt::format("rank {}: {}: block {} (offset {}, source rank {}) differs\n",
+                                   rank, what, i, offset_text(offsets, i), nbh.source_rank(i));
+      }
+      return bad;
+    };
+    auto timed = [&](auto&& call) {
+      for (int k = 0; k < warmup_; ++k)
+        call();
+      for (auto& t : times) {
+        MPI_Barrier(cart.get());
+        const double start = MPI_Wtime();
+        call();
+        t = MPI_Wtime() - start;
+      }
+      double local = median(times);
+      double global = 0;
+      ISO_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_MAX, cart.get()));
+      return global;
+    };
+
+    struct Row {
+      std::string algorithm;
+      std::string collective;
+      long bad_blocks = 0;
+      double seconds = 0;
+      double mpi_seconds = 0;
+    };
+    std::vector<Row> rows;
+    const std::uint32_t seeds[2] = {1, 2};
+
+    for (iso::Collective collective : plan_collectives()) {
+      const std::string collective_name = iso::to_string(collective);
+      // MPI's result for each seed, scattered back to the isomorphic layout.
+      std::vector<std::vector<unsigned char>> mpi_result;
+      long reference_bad = 0;
+      for (std::uint32_t seed : seeds) {
+        fill_send(collective, seed);
+        for (std::size_t k = 0; k < target_blocks.size(); ++k)
+          std::memcpy(compact_send.data() + k * bytes, send.data() + target_blocks[k] * bytes,
+                      bytes);
+        mpi_neighbor(collective);
+        clear_recv(reference, seed);
+        for (std::size_t k = 0; k < source_blocks.size(); ++k)
+          std::memcpy(reference.data() + source_blocks[k] * bytes, compact_recv.data() + k * bytes,
+                      bytes);
+        fill_expected(collective, seed);
+        reference_bad += count_bad_blocks(reference, expected, "MPI_Neighbor_" + collective_name);
+        mpi_result.push_back(reference);
+      }
+      const double mpi_seconds = timed([&] { mpi_neighbor(collective); });
+
+      for (iso::Algorithm algorithm : plan_algorithms()) {
+        Row row;
+        row.algorithm = iso::to_string(algorithm);
+        row.collective = collective_name;
+        row.mpi_seconds = mpi_seconds;
+        const std::string what = row.algorithm + " " + collective_name;
+        iso::OperationOptions options;
+        options.algorithm = algorithm;
+        iso::Operation op = collective == iso::Collective::alltoall
+                                ? iso::alltoall_init(nbh, send.data(), count, MPI_BYTE, recv.data(),
+                                                     count, MPI_BYTE, options)
+                                : iso::allgather_init(nbh, send.data(), count, MPI_BYTE,
+                                                      recv.data(), count, MPI_BYTE, options);
+        long bad = 0;
+        // One operation, run again with new data in its buffers.
+        for (int k = 0; k < 2; ++k) {
+          const std::uint32_t seed = seeds[k];
+          fill_send(collective, seed);
+          fill_expected(collective, seed);
+          clear_recv(recv, seed);
+          op.run();
+          bad += count_bad_blocks(recv, expected, what + " (seed " + std::to_string(seed) + ")");
+          bad += count_bad_blocks(recv, mpi_result[static_cast<std::size_t>(k)],
+                                  what + " vs MPI_Neighbor_" + collective_name);
+        }
+        row.seconds = timed([&] { op.run(); });
+        // The last of many runs still delivers the right data.
+        bad += count_bad_blocks(recv, expected, what + " after the timed runs");
+        row.bad_blocks = bad;
+        rows.push_back(row);
+      }
+      if (reference_bad) {
+        Row row;
+        row.algorithm = "MPI";
+        row.collective = collective_name;
+        row.bad_blocks = reference_bad;
+        rows.push_back(row);
+      }
+    }
+
+    // Agree on the verdict: every rank's failures count.
+    std::vector<long> local_bad;
+    for (const auto& row : rows)
+      local_bad.push_back(row.bad_blocks);
+    std::vector<long> total_bad(local_bad.size());
+    ISO_MPI_CHECK(MPI_Allreduce(local_bad.data(), total_bad.data(),
+                                static_cast<int>(local_bad.size()), MPI_LONG, MPI_SUM, cart.get()));
+    long failures = 0;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+      rows[k].bad_blocks = total_bad[k];
+      failures += total_bad[k] != 0;
+    }
+
+    if (mpi.rank == 0) {
+      std::cout << fmt::format("{:<9}  {:<10}  {:<8}  {:>14}  {:>17}  {:>9}\n", "algorithm",
+                               "collective", "verified", "time/call [us]", "MPI neighbor [us]",
+                               "ratio");
+      for (const auto& row : rows) {
+        if (row.algorithm == "MPI") {
+          std::cout << fmt::format("{:<9}  {:<10}  {:<8}  ({} wrong blocks in MPI_Neighbor_{})\n",
+                                   row.algorithm, row.collective, "FAILED", row.bad_blocks,
+                                   row.collective);
+          continue;
+        }
+        std::cout << fmt::format("{:<9}  {:<10}  {:<8}  {:>14.2f}  {:>17.2f}  {:>9.2f}\n",
+                                 row.algorithm, row.collective, row.bad_blocks ? "FAILED" : "OK",
+                                 row.seconds * 1e6, row.mpi_seconds * 1e6,
+                                 row.mpi_seconds > 0 ? row.seconds / row.mpi_seconds : 0.0);
+      }
+      std::cout << fmt::format(
+          "\ntime/call: median of {} calls, maximum over ranks; ratio = time/call "
+          "divided by MPI's neighborhood collective (below 1: faster)\n",
+          iterations_);
+      if (failures == 0)
+        std::cout << fmt::format("Solution validates: {} exchanges verified on {} ranks\n",
+                                 rows.size(), mpi.size);
+      else
+        std::cout << fmt::format("Solution does not validate: {} of {} exchanges FAILED\n",
+                                 failures, rows.size());
+      std::cout.flush();
+    }
+    return failures == 0 ? 0 : 1;
+  }
+
+private:
+  static std::string offset_text(const iso::OffsetList& offsets, int i) {
+    std::string out = "(";
+    for (int j = 0; j < offsets.dims(); ++j)
+      out += (j ? "," : "") + std::to_string(offsets[i][j]);
+    return out + ")";
+  }
+
+  NeighborhoodArgs args_;
+  int iterations_ = 100;
+  int bytes_ = 1024;
+  int warmup_ = 2;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_demo_command(CLI::App& parent) {
+  return std::make_unique<DemoCommand>(parent);
+}
+
+}  // namespace isostencil::cli

@@ -1,0 +1,324 @@
+// A D-dimensional distributed grid: a Decomposition plus a Stencil, from which
+// it derives the ghost widths per dimension and side and the halo
+// neighborhood (the directions the stencil reads). Fields are Kokkos Views
+// with those ghost layers; halo_exchange() builds a persistent exchange of one
+// field or of a group of fields in one collective.
+//
+//   auto grid = isostencil::core::Grid<3>(MPI_COMM_WORLD, {64, 64, 64}, {true, true, true},
+//                                         isostencil::core::Stencil::star(3, 1));
+//   auto u = grid.make_field<double>("u");
+//   auto halo = grid.halo_exchange(u);
+//   halo.start(); /* interior work */ halo.wait();
+#pragma once
+
+#include "isostencil/core/decomposition.hpp"
+#include "isostencil/core/field.hpp"
+#include "isostencil/core/halo_exchange.hpp"
+#include "isostencil/core/stencil.hpp"
+
+#include <mpi.h>
+#include <Kokkos_Core.hpp>
+
+#include <any>
+#include <array>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace isostencil::core {
+
+namespace detail {
+
+struct GridShape {
+  std::vector<int> ghost_lo, ghost_hi;
+  iso::OffsetList directions;
+};
+/// Collective over the decomposition: checks that decomposition and stencil
+/// have `dims` dimensions, that every rank passes the same stencil, and that
+/// no halo is wider than a neighbor's subdomain (iso::Error naming the
+/// dimension, the width and the smallest local extent).
+GridShape derive_grid_shape(const char* where, const Decomposition& decomposition,
+                            const Stencil& stencil, int dims);
+/// Collective: when any rank has an error, every rank throws it.
+void agree_on_field_errors(const Decomposition& decomposition, const char* where,
+                           const std::string& local_error);
+/// Collective: compares two arrays of `layout` bitwise (ghost cells, and the
+/// interior too when asked); the first mismatch over all ranks is reported as
+/// "rank R: ghost cell in direction (..), global index (..) (local (..)): ...".
+iso::HaloValidation compare_cells(const Decomposition& decomposition, const char* where,
+                                  const iso::ArrayLayout& layout, const void* first,
+                                  const void* second, bool interior_too);
+
+}  // namespace detail
+
+template <int D>
+class Grid {
+  static_assert(D >= 1 && D <= 6, "isostencil::core::Grid supports 1 to 6 dimensions");
+
+public:
+  using local_index = std::array<int, D>;
+  using global_index = std::array<long, D>;
+
+  /// Collective over the decomposition's communicator (checks that all ranks
+  /// pass the same stencil). Throws iso::Error, the same on every rank, when
+  /// dimensions differ or a halo is wider than a neighbor's subdomain.
+  Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil)
+      : decomposition_(std::move(decomposition)), stencil_(std::move(stencil)) {
+    const detail::GridShape shape =
+        detail::derive_grid_shape("isostencil::core::Grid", *decomposition_, stencil_, D);
+    directions_ = shape.directions;
+    for (int j = 0; j < D; ++j) {
+      ghost_lo_[j] = shape.ghost_lo[j];
+      ghost_hi_[j] = shape.ghost_hi[j];
+      interior_[j] = decomposition_->local_extent()[j];
+      field_extent_[j] = ghost_lo_[j] + interior_[j] + ghost_hi_[j];
+      global_extent_[j] = decomposition_->global_extent()[j];
+      global_offset_[j] = decomposition_->global_offset()[j];
+    }
+  }
+  Grid(Decomposition&& decomposition, Stencil stencil)
+      : Grid(std::make_shared<const Decomposition>(std::move(decomposition)), std::move(stencil)) {}
+  /// Decomposes `global_extent` over `comm`; zero entries of `process_dims`
+  /// are chosen by MPI_Dims_create.
+  Grid(MPI_Comm comm, const global_index& global_extent, const std::array<bool, D>& periodic,
+       Stencil stencil, const std::array<int, D>& process_dims = {})
+      : Grid(std::make_shared<const Decomposition>(
+                 comm, std::vector<long>(global_extent.begin(), global_extent.end()),
+                 std::vector<bool>(periodic.begin(), periodic.end()),
+                 std::vector<int>(process_dims.begin(), process_dims.end())),
+             std::move(stencil)) {}
+
+  static constexpr int dims() { return D; }
+  const Decomposition& decomposition() const { return *decomposition_; }
+  const std::shared_ptr<const Decomposition>& shared_decomposition() const {
+    return decomposition_;
+  }
+  const Stencil& stencil() const { return stencil_; }
+  MPI_Comm comm() const { return decomposition_->comm(); }
+
+  /// Interior cells owned here, ghost widths below and above, field extents.
+  const local_index& interior_extent() const { return interior_; }
+  const local_index& ghost_lo() const { return ghost_lo_; }
+  const local_index& ghost_hi() const { return ghost_hi_; }
+  const local_index& field_extent() const { return field_extent_; }
+  const global_index& global_extent() const { return global_extent_; }
+  /// Global index of the first interior cell.
+  const global_index& global_offset() const { return global_offset_; }
+  /// Ghost directions e the stencil reads (its halo neighborhood is -e).
+  const iso::OffsetList& directions() const { return directions_; }
+
+  /// Local indices [first, last) of the interior in `dim`.
+  std::pair<int, int> interior_range(int dim) const {
+    return {ghost_lo_[dim], ghost_lo_[dim] + interior_[dim]};
+  }
+  /// Local (field) index -> global index; ghosts map outside the interior
+  /// range and, at the domain boundary, outside [0, N).
+  long to_global(int dim, int local) const { return global_offset_[dim] + local - ghost_lo_[dim]; }
+  global_index to_global(const local_index& local) const {
+    global_index global{};
+    for (int j = 0; j < D; ++j)
+      global[j] = to_global(j, local[j]);
+    return global;
+  }
+  /// Global index -> local (field) index; no wrapping.
+  int to_local(int dim, long global) const {
+    return static_cast<int>(global - global_offset_[dim] + ghost_lo_[dim]);
+  }
+  local_index to_local(const global_index& global) const {
+    local_index local{};
+    for (int j = 0; j < D; ++j)
+      local[j] = to_local(j, global[j]);
+    return local;
+  }
+  /// The cell `global` stands for: wrapped into [0, N) in periodic
+  /// dimensions; std::nullopt where it lies outside a non-periodic dimension.
+  std::optional<long> wrap(int dim, long global) const {
+    const long n = global_extent_[dim];
+    if (global >= 0 && global < n) return global;
+    if (!decomposition_->periodic()[dim]) return std::nullopt;
+    return ((global % n) + n) % n;
+  }
+  std::optional<global_index> wrap(const global_index& global) const {
+    global_index wrapped{};
+    for (int j = 0; j < D; ++j) {
+      const std::optional<long> w = wrap(j, global[j]);
+      if (!w) return std::nullopt;
+      wrapped[j] = *w;
+    }
+    return wrapped;
+  }
+  /// True when this process owns interior cell `global` (no wrapping).
+  bool owns(const global_index& global) const {
+    for (int j = 0; j < D; ++j)
+      if (global[j] < global_offset_[j] || global[j] >= global_offset_[j] + interior_[j])
+        return false;
+    return true;
+  }
+  bool is_interior(const local_index& local) const {
+    for (int j = 0; j < D; ++j)
+      if (local[j] < ghost_lo_[j] || local[j] >= ghost_lo_[j] + interior_[j]) return false;
+    return true;
+  }
+
+  /// A policy over the local interior indices: MDRangePolicy<Rank<D>> for
+  /// D >= 2, RangePolicy for D == 1 (MDRangePolicy needs rank 2 to 6).
+  template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+  auto interior_policy() const {
+    if constexpr (D == 1) {
+      return Kokkos::RangePolicy<ExecutionSpace>(ghost_lo_[0], ghost_lo_[0] + interior_[0]);
+    } else {
+      using Policy = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<D>>;
+      typename Policy::point_type first{}, last{};
+      for (int j = 0; j < D; ++j) {
+        first[j] = ghost_lo_[j];
+        last[j] = ghost_lo_[j] + interior_[j];
+      }
+      return Policy(first, last);
+    }
+  }
+
+  /// The array layout the halo exchange works on (element type `element`).
+  iso::ArrayLayout layout(MPI_Datatype element) const {
+    iso::ArrayLayout layout;
+    layout.interior.assign(interior_.begin(), interior_.end());
+    layout.ghost_lo.assign(ghost_lo_.begin(), ghost_lo_.end());
+    layout.ghost_hi.assign(ghost_hi_.begin(), ghost_hi_.end());
+    layout.global_offset.assign(global_offset_.begin(), global_offset_.end());
+    layout.element = element;
+    return layout;
+  }
+
+  /// A new field with this grid's ghost layers (zero-initialized; not collective).
+  template <class T, class... Properties>
+  Field<T, D, Properties...> make_field(const std::string& name) const {
+    return make_field_impl<T, Properties...>(name, std::make_index_sequence<D>{});
+  }
+
+  /// A persistent halo exchange of one field (collective over the grid's
+  /// communicator). The exchange keeps the View's memory alive.
+  template <class View, class = std::enable_if_t<Kokkos::is_view<View>::value>>
+  HaloExchange halo_exchange(const View& field, const HaloOptions& options = {}) const {
+    return make_exchange(std::vector<View>{field}, options);
+  }
+  /// One exchange for a group of fields of the same type (one message per
+  /// neighbor and round carries all of them). Known limitation of halo/ (see
+  /// the issue note): torus and direct size their forwarding slots by the
+  /// true extent of the group's datatype, i.e. the address span from the
+  /// first to the last field; fields allocated far apart (heap vs mmap) can
+  /// make that allocation fail. linear and mpi are unaffected.
+  template <class View>
+  HaloExchange halo_exchange(std::initializer_list<View> fields,
+                             const HaloOptions& options = {}) const {
+    return make_exchange(std::vector<View>(fields), options);
+  }
+  template <class View>
+  HaloExchange halo_exchange(const std::vector<View>& fields,
+                             const HaloOptions& options = {}) const {
+    return make_exchange(fields, options);
+  }
+
+  /// Collective: compares two fields of this grid bitwise (ghost cells, plus
+  /// the interior when `interior_too`); `message` names the first mismatch
+  /// over all ranks by rank, direction and global index.
+  template <class View>
+  iso::HaloValidation compare(const View& first, const View& second,
+                              bool interior_too = false) const {
+    using value_type = typename View::non_const_value_type;
+    std::string error = check_field("compare", first, 0);
+    if (error.empty()) error = check_field("compare", second, 1);
+    detail::agree_on_field_errors(*decomposition_, "isostencil::core::Grid::compare", error);
+    auto host_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), first);
+    auto host_second = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), second);
+    return detail::compare_cells(*decomposition_, "isostencil::core::Grid::compare",
+                                 layout(mpi_datatype<value_type>::get()), host_first.data(),
+                                 host_second.data(), interior_too);
+  }
+
+  /// "3-D grid: <decomposition>; stencil <stencil>; ghosts lo (..) hi (..)".
+  std::string describe() const {
+    std::ostringstream text;
+    text << D << "-D grid: " << decomposition_->describe() << "; stencil " << stencil_.describe();
+    return text.str();
+  }
+
+private:
+  template <class T, class... Properties, std::size_t... I>
+  Field<T, D, Properties...> make_field_impl(const std::string& name,
+                                             std::index_sequence<I...>) const {
+    return Field<T, D, Properties...>(name, static_cast<std::size_t>(field_extent_[I])...);
+  }
+
+  template <class View>
+  std::string check_field(const char* what, const View& field, std::size_t index) const {
+    static_assert(Kokkos::is_view<View>::value, "fields are Kokkos::Views");
+    static_assert(static_cast<int>(View::rank) == D,
+                  "the field's rank differs from the grid's dimension");
+    static_assert(std::is_same_v<typename View::array_layout, Kokkos::LayoutRight>,
+                  "fields must be LayoutRight (row-major), as make_field gives them");
+    static_assert(has_mpi_datatype<typename View::non_const_value_type>::value,
+                  "no MPI datatype for this element type: specialize "
+                  "isostencil::core::mpi_datatype");
+    const std::string which =
+        std::string(what) + ": field " + std::to_string(index) + " (\"" + field.label() + "\")";
+    if (field.data() == nullptr) return which + " is not allocated";
+    std::size_t cells = 1;
+    for (int j = 0; j < D; ++j) {
+      cells *= field.extent(j);
+      if (field.extent(j) != static_cast<std::size_t>(field_extent_[j]))
+        return which + " has extent " + std::to_string(field.extent(j)) + " in dimension " +
+               std::to_string(j) + ", the grid's fields have " + std::to_string(field_extent_[j]) +
+               " (ghost " + std::to_string(ghost_lo_[j]) + " + interior " +
+               std::to_string(interior_[j]) + " + ghost " + std::to_string(ghost_hi_[j]) +
+               "); make it with Grid::make_field";
+    }
+    if (!field.span_is_contiguous() || field.span() != cells)
+      return which + " is not contiguous (a padded View or a strided subview)";
+    return {};
+  }
+
+  template <class View>
+  HaloExchange make_exchange(const std::vector<View>& fields, const HaloOptions& options) const {
+    static_assert(!std::is_const_v<typename View::value_type>,
+                  "the halo exchange writes the ghost cells: pass non-const Views");
+    using value_type = typename View::non_const_value_type;
+    constexpr bool host_accessible =
+        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+    const char* where = "isostencil::core::Grid::halo_exchange";
+    std::string error;
+    if (fields.empty()) error = "no fields to exchange";
+    std::vector<void*> data;
+    std::vector<std::any> keep_alive;
+    for (std::size_t f = 0; f < fields.size() && error.empty(); ++f) {
+      error = check_field("halo_exchange", fields[f], f);
+      for (void* other : data)
+        if (error.empty() && other == fields[f].data())
+          error = "field " + std::to_string(f) + " (\"" + fields[f].label() +
+                  "\") appears twice in one exchange";
+      data.push_back(fields[f].data());
+      keep_alive.emplace_back(fields[f]);
+    }
+#ifndef ISOSTENCIL_GPU_AWARE_MPI
+    if (error.empty() && !host_accessible)
+      error =
+          "the fields live in device memory and this build does not assume a GPU-aware MPI "
+          "(define ISOSTENCIL_GPU_AWARE_MPI); staging through host buffers is not "
+          "implemented: use a host-accessible memory space";
+#endif
+    detail::agree_on_field_errors(*decomposition_, where, error);
+    return HaloExchange(decomposition_, layout(mpi_datatype<value_type>::get()), directions_,
+                        std::move(data), std::move(keep_alive), host_accessible, options);
+  }
+
+  std::shared_ptr<const Decomposition> decomposition_;
+  Stencil stencil_;
+  iso::OffsetList directions_;
+  local_index interior_{}, ghost_lo_{}, ghost_hi_{}, field_extent_{};
+  global_index global_extent_{}, global_offset_{};
+};
+
+}  // namespace isostencil::core

@@ -1,0 +1,264 @@
+// What Algorithm::automatic picks under a given model, and where the model
+// comes from (CostModel::for_comm). for_comm caches the model per process on
+// first use, so every test here needs a fresh process: ctest runs each one on
+// its own (--gtest_filter); run by hand, a test after the first skips itself.
+//
+// Each test writes its model file on rank 0 (for_comm reads it there and
+// broadcasts) into a temporary directory and points ISO_COST_MODEL (or
+// XDG_CACHE_HOME, for the calibration cache) at it, so nothing is written
+// into $HOME.
+#include "iso/collectives.hpp"
+#include "iso/cost_model.hpp"
+#include "iso/error.hpp"
+
+#include <isostencil_test.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+bool model_used = false;
+
+// Skips (on every rank alike) when an earlier test of this process already
+// fixed for_comm's model.
+#define ISO_REQUIRE_FRESH_PROCESS()                                                            \
+  do {                                                                                         \
+    if (model_used) GTEST_SKIP() << "needs a fresh process (run with --gtest_filter=<this test>)"; \
+    model_used = true;                                                                         \
+  } while (0)
+
+// A temporary directory made by rank 0, its path known to every rank.
+class SharedTempDir {
+public:
+  SharedTempDir() {
+    char pattern[] = "/tmp/iso_cost_choice_XXXXXX";
+    char path[64] = {};
+    if (iso_test::world_rank() == 0) {
+      const char* made = mkdtemp(pattern);
+      std::snprintf(path, sizeof path, "%s", made ? made : "/tmp");
+    }
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    path_ = path;
+  }
+  ~SharedTempDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (iso_test::world_rank() == 0) {
+      for (const std::string& file : files_) std::remove(file.c_str());
+      rmdir((path_ + "/isostencil").c_str());
+      rmdir(path_.c_str());
+    }
+  }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) {
+    files_.push_back(path_ + "/" + name);
+    return files_.back();
+  }
+  /// Rank 0 writes; every rank returns the path.
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string at = file(name);
+    if (iso_test::world_rank() == 0) std::ofstream(at) << text;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return at;
+  }
+
+private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+std::string model_text(double alpha, double beta, double gamma, double delta) {
+  char text[256];
+  std::snprintf(text, sizeof text, "alpha = %.17g\nbeta = %.17g\ngamma = %.17g\ndelta = %.17g\n", alpha, beta, gamma,
+                delta);
+  return text;
+}
+
+// The algorithm automatic picks for a 3-D Moore r=1 alltoall of 8-byte blocks
+// on a periodic grid of all ranks (same on every rank: checked).
+iso::Algorithm choice_for_3d_moore(std::string& problem) {
+  const int p = iso_test::world_size();
+  iso::CartComm cart(MPI_COMM_WORLD, {0, 0, 0}, {true, true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+  const int s = nbh.size();
+  std::vector<double> send(static_cast<std::size_t>(s), 1.0), recv(static_cast<std::size_t>(s), 0.0);
+  iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                         {iso::Algorithm::automatic});
+  op.run();
+  int mine = static_cast<int>(op.algorithm()), lo = mine, hi = mine;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (lo != hi) problem = "ranks chose different algorithms";
+  bool data_ok = true;
+  for (int i = 0; i < s; ++i) data_ok = data_ok && recv[static_cast<std::size_t>(i)] == 1.0;
+  if (!data_ok) problem += " wrong data";
+  (void)p;
+  return op.algorithm();
+}
+
+// Latency-bound model: a round costs 1 ms, bytes and entries nothing, and so
+// does every extra message of the native collective (delta = alpha: MPI's
+// neighborhood collective cannot overlap its 26 messages for free). Linear
+// needs 26 rounds, torus and direct 6, native 1 + 25 delta = 26 ms (where it
+// is a candidate at all: on grids of <= 8 ranks neighbours coincide and
+// automatic never picks mpi). So a message-combining algorithm wins.
+TEST(CostModelChoice, LatencyBoundPicksMessageCombining) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  const std::string path = dir.write("latency.txt", model_text(1e-3, 1e-15, 1e-15, 1e-3));
+  setenv("ISO_COST_MODEL", path.c_str(), 1);
+  std::string problem;
+  const iso::Algorithm chosen = choice_for_3d_moore(problem);
+  EXPECT_EQ(iso::CostModel::for_comm(MPI_COMM_WORLD).source, path);
+  EXPECT_TRUE(chosen == iso::Algorithm::torus || chosen == iso::Algorithm::direct) << iso::to_string(chosen);
+  EXPECT_TRUE(iso_test::all_ranks(problem.empty())) << problem;
+}
+
+// Volume-bound model: rounds free (alpha ~ 0, delta 0), bytes and datatype
+// entries expensive. Linear moves each of the 26 blocks once (volume 26,
+// 52 entries); torus and direct forward edge and corner blocks through
+// intermediate processes (volume 54 for 3-D Moore r=1, 108 entries), so they
+// cost about twice as much. The native collective moves the same 26 blocks
+// as linear: linear or mpi.
+TEST(CostModelChoice, VolumeBoundPicksLinearOrMpi) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  const std::string path = dir.write("volume.txt", model_text(1e-15, 1e-6, 1e-4, 0));
+  setenv("ISO_COST_MODEL", path.c_str(), 1);
+  std::string problem;
+  const iso::Algorithm chosen = choice_for_3d_moore(problem);
+  EXPECT_TRUE(chosen == iso::Algorithm::linear || chosen == iso::Algorithm::mpi) << iso::to_string(chosen);
+  EXPECT_TRUE(iso_test::all_ranks(problem.empty())) << problem;
+}
+
+// Message-count-bound model with free extra messages (delta ~ 0): the MPI
+// library's collective posts everything at once and costs one alpha; linear,
+// torus and direct need 3 rounds for offsets {+1, +2, -1}. On a ring and on a
+// 1-D mesh of p >= 4 processes the existing neighbours of every process are
+// distinct (no tiny-torus coincidence), so mpi must win on both. A missing
+// neighbour on the mesh is not a coinciding one: the native path leaves it out
+// of the graph.
+TEST(CostModelChoice, NativeWinsWhenCheapestAlsoOnAMesh) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  const int p = iso_test::world_size();
+  if (p < 4) GTEST_SKIP() << "needs 4 ranks (on fewer, +2 and -1 reach the same neighbour)";
+  SharedTempDir dir;
+  const std::string path = dir.write("native.txt", model_text(1e-3, 1e-15, 1e-15, 1e-12));
+  setenv("ISO_COST_MODEL", path.c_str(), 1);
+  std::string problems;
+  for (bool periodic : {true, false}) {
+    iso::CartComm cart(MPI_COMM_WORLD, {p}, {periodic});
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList(1, {1, 2, -1}));
+    std::vector<double> send(3, 1.0), recv(3, 0.0);
+    iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                           {iso::Algorithm::automatic});
+    op.run();
+    if (op.algorithm() != iso::Algorithm::mpi)
+      problems += std::string(periodic ? " ring" : " mesh") + ": chose " + iso::to_string(op.algorithm());
+  }
+  EXPECT_TRUE(iso_test::all_ranks(problems.empty())) << problems;
+}
+
+// for_comm with ISO_COST_MODEL naming a file: the file's figures, on every rank.
+TEST(CostModelChoice, ForCommUsesTheNamedFile) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  const std::string path = dir.write("named.txt", model_text(1.5e-6, 2.5e-10, 3.5e-8, 4.5e-7));
+  setenv("ISO_COST_MODEL", path.c_str(), 1);
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  const bool ok = model.alpha == 1.5e-6 && model.beta == 2.5e-10 && model.gamma == 3.5e-8 && model.delta == 4.5e-7 &&
+                  model.source == path;
+  EXPECT_TRUE(iso_test::all_ranks(ok)) << "got alpha " << model.alpha << " beta " << model.beta << " gamma "
+                                       << model.gamma << " delta " << model.delta << " from " << model.source;
+  // Cached: a second call returns the same object.
+  EXPECT_EQ(&iso::CostModel::for_comm(MPI_COMM_WORLD), &model);
+}
+
+// ISO_COST_MODEL=defaults: the built-in figures.
+TEST(CostModelChoice, ForCommDefaults) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  setenv("ISO_COST_MODEL", "defaults", 1);
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  const iso::CostModel defaults;
+  EXPECT_EQ(model.alpha, defaults.alpha);
+  EXPECT_EQ(model.beta, defaults.beta);
+  EXPECT_EQ(model.gamma, defaults.gamma);
+  EXPECT_EQ(model.delta, defaults.delta);
+  EXPECT_EQ(model.source, "defaults");
+}
+
+// A named file that cannot be used is an error, on every rank, with the same
+// message (as every other error of the library), and no hang.
+TEST(CostModelChoice, UnusableNamedFileIsTheSameErrorEverywhere) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  const std::string path = dir.write("broken.txt", "alpha = 1e-6\nbeta = quick\n");
+  setenv("ISO_COST_MODEL", path.c_str(), 1);
+  std::string message;
+  try {
+    std::string problem;
+    choice_for_3d_moore(problem);
+  } catch (const iso::Error& e) {
+    message = e.what();
+  }
+  EXPECT_TRUE(iso_test::all_ranks(!message.empty())) << "automatic did not fail on every rank";
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  // Hash of the message, compared over ranks.
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : message) h = (h ^ ch) * 1099511628211ull;
+  std::uint64_t lo = h, hi = h;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lo, hi) << "rank " << iso_test::world_rank() << " got: " << message;
+  // The line of the bad number is named too (as CostModel::load does).
+  EXPECT_NE(message.find(path + ":2"), std::string::npos) << message;
+}
+
+// No ISO_COST_MODEL and no cache: for_comm calibrates (collective, seconds)
+// and writes the cache under XDG_CACHE_HOME; the cache holds the model that
+// was measured, so the next process loads the same figures.
+TEST(CostModelChoice, CalibrationIsCachedFaithfully) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  const std::string cache = iso::CostModel::default_cache_path();
+  EXPECT_EQ(cache, dir.path() + "/isostencil/cost_model.txt");
+  dir.file("isostencil/cost_model.txt");
+  const double begin = MPI_Wtime();
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  const double seconds = MPI_Wtime() - begin;
+  EXPECT_EQ(model.source, "calibrated");
+  EXPECT_GT(model.alpha, 0.0);
+  EXPECT_LT(seconds, iso_test::world_size() <= 2 ? 15.0 : 60.0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  bool ok = true;
+  std::string detail;
+  if (iso_test::world_rank() == 0) {
+    struct stat info;
+    ok = stat(cache.c_str(), &info) == 0;
+    if (!ok) {
+      detail = "no cache file at " + cache;
+    } else {
+      const iso::CostModel loaded = iso::CostModel::load(cache);
+      ok = loaded.alpha == model.alpha && loaded.beta == model.beta && loaded.gamma == model.gamma &&
+           loaded.delta == model.delta;
+      char text[256];
+      std::snprintf(text, sizeof text, "measured alpha %.17g beta %.17g, cached alpha %.17g beta %.17g", model.alpha,
+                    model.beta, loaded.alpha, loaded.beta);
+      detail = text;
+    }
+  }
+  EXPECT_TRUE(ok) << detail;
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
+}  // namespace

@@ -1,0 +1,367 @@
+// The cost model of ALGORITHMS.md section 5 (iso/cost_model.hpp): model files
+// (round trip, errors naming file and line), predictions checked against hand
+// computations, the automatic choice agreeing over ranks, and a short
+// calibration. Algorithm::automatic runs on the built-in figures here
+// (ISO_COST_MODEL=defaults); the choices under other models, for_comm and the
+// calibration cache need a fresh process each and live in
+// cost_model_choice_test.cpp.
+#include "iso/collectives.hpp"
+#include "iso/cost_model.hpp"
+#include "iso/error.hpp"
+#include "iso/schedule.hpp"
+
+#include <isostencil_test.hpp>
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+class CostModelEnvironment : public ::testing::Environment {
+public:
+  void SetUp() override { setenv("ISO_COST_MODEL", "defaults", 0); }
+};
+const auto* const environment = ::testing::AddGlobalTestEnvironment(new CostModelEnvironment);
+
+// A private temporary directory of this rank, removed with its files.
+class TempDir {
+public:
+  TempDir() {
+    char pattern[] = "/tmp/iso_cost_model_test_XXXXXX";
+    const char* made = mkdtemp(pattern);
+    path_ = made ? made : "/tmp";
+  }
+  ~TempDir() {
+    for (const std::string& file : files_) std::remove(file.c_str());
+    rmdir(path_.c_str());
+  }
+  std::string file(const std::string& name) {
+    files_.push_back(path_ + "/" + name);
+    return files_.back();
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    const std::string path = file(name);
+    std::ofstream(path) << text;
+    return path;
+  }
+
+private:
+  std::string path_;
+  std::vector<std::string> files_;
+};
+
+std::string load_error(const std::string& path) {
+  try {
+    iso::CostModel::load(path);
+  } catch (const iso::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---------------------------------------------------------------------------
+// Files
+
+TEST(CostModelFile, SaveLoadRoundTripOfTheDefaults) {
+  TempDir dir;
+  const iso::CostModel defaults;
+  const std::string path = dir.file("defaults.txt");
+  defaults.save(path);
+  const iso::CostModel loaded = iso::CostModel::load(path);
+  EXPECT_EQ(loaded.alpha, defaults.alpha);
+  EXPECT_EQ(loaded.beta, defaults.beta);
+  EXPECT_EQ(loaded.gamma, defaults.gamma);
+  EXPECT_EQ(loaded.delta, defaults.delta);
+  EXPECT_EQ(loaded.source, path);
+}
+
+// A calibrated model has arbitrary figures; the cache file must give back the
+// model that was measured, or a process that loads the cache may choose a
+// different algorithm than the one that calibrated.
+TEST(CostModelFile, SaveLoadRoundTripIsExact) {
+  TempDir dir;
+  iso::CostModel model;
+  model.alpha = 1.2345678901234e-6;
+  model.beta = 9.87654321e-11;
+  model.gamma = 3.3333333333333e-8;
+  model.delta = 7.0000001e-7;
+  const std::string path = dir.file("model.txt");
+  model.save(path);
+  const iso::CostModel loaded = iso::CostModel::load(path);
+  const double saved[4] = {model.alpha, model.beta, model.gamma, model.delta};
+  const double read[4] = {loaded.alpha, loaded.beta, loaded.gamma, loaded.delta};
+  const char* names[4] = {"alpha", "beta", "gamma", "delta"};
+  for (int k = 0; k < 4; ++k) {
+    char text[128];
+    std::snprintf(text, sizeof text, "%s: saved %.17g, loaded %.17g", names[k], saved[k], read[k]);
+    EXPECT_EQ(read[k], saved[k]) << text;
+  }
+}
+
+TEST(CostModelFile, CommentsBlankLinesAndAnyOrder) {
+  TempDir dir;
+  const std::string path = dir.write("ok.txt",
+                                     "# measured on the test machine\n"
+                                     "\n"
+                                     "delta = 4e-7   # per extra message\n"
+                                     "  gamma = 1e-8\n"
+                                     "beta = 3e-10\r\n"
+                                     "alpha = 2.5e-6\n");
+  const iso::CostModel model = iso::CostModel::load(path);
+  EXPECT_EQ(model.alpha, 2.5e-6);
+  EXPECT_EQ(model.beta, 3e-10);
+  EXPECT_EQ(model.gamma, 1e-8);
+  EXPECT_EQ(model.delta, 4e-7);
+}
+
+TEST(CostModelFile, LoadErrorsNameFileAndLine) {
+  TempDir dir;
+  struct Bad {
+    const char* name;
+    const char* text;
+    const char* where;  // expected "file:line" suffix ("" = the file only)
+  };
+  const Bad cases[] = {
+      {"bad_number.txt", "alpha = 3e-6\nbeta = 2e-10\ngamma = fast\ndelta = 1e-6\n", ":3"},
+      {"unknown_key.txt", "alpha = 3e-6\nepsilon = 1\nbeta = 2e-10\ngamma = 2e-8\ndelta = 1e-6\n", ":2"},
+      {"negative.txt", "alpha = 3e-6\nbeta = -2e-10\ngamma = 2e-8\ndelta = 1e-6\n", ":2"},
+      {"no_equals.txt", "alpha 3e-6\nbeta = 2e-10\ngamma = 2e-8\ndelta = 1e-6\n", ":1"},
+      {"missing_value.txt", "alpha = 3e-6\nbeta =\ngamma = 2e-8\ndelta = 1e-6\n", ":2"},
+      {"missing_key.txt", "alpha = 3e-6\nbeta = 2e-10\ndelta = 1e-6\n", ""},
+  };
+  for (const Bad& bad : cases) {
+    const std::string path = dir.write(bad.name, bad.text);
+    const std::string message = load_error(path);
+    EXPECT_FALSE(message.empty()) << bad.name << " was accepted";
+    EXPECT_NE(message.find(path + bad.where), std::string::npos) << bad.name << ": " << message;
+  }
+  // The missing key is named.
+  const std::string missing = load_error(dir.file("missing_key.txt"));
+  EXPECT_NE(missing.find("gamma"), std::string::npos) << missing;
+  // A file that does not exist is named too.
+  const std::string absent = load_error(dir.file("absent.txt"));
+  EXPECT_NE(absent.find("absent.txt"), std::string::npos) << absent;
+}
+
+// A number followed by garbage is a bad number too, not a silently truncated
+// value ("2e-10x" read as 2e-10, "1.5.3" as 1.5).
+TEST(CostModelFile, TrailingGarbageIsABadNumber) {
+  TempDir dir;
+  for (const char* text : {"alpha = 3e-6\nbeta = 2e-10x\ngamma = 2e-8\ndelta = 1e-6\n",
+                           "alpha = 3e-6\nbeta = 1.5.3\ngamma = 2e-8\ndelta = 1e-6\n",
+                           "alpha = 3e-6\nbeta = 2e-10 5\ngamma = 2e-8\ndelta = 1e-6\n"}) {
+    const std::string path = dir.write("garbage.txt", text);
+    const std::string message = load_error(path);
+    EXPECT_NE(message.find(path + ":2"), std::string::npos) << "accepted or wrong line: \"" << text << "\" -> "
+                                                            << (message.empty() ? "no error" : message);
+  }
+}
+
+TEST(CostModelFile, SaveToAnUnwritablePathThrows) {
+  const iso::CostModel model;
+  EXPECT_THROW(model.save("/proc/iso-cost-model-test/cost_model.txt"), iso::Error);
+}
+
+// ---------------------------------------------------------------------------
+// Predictions versus hand computations
+
+constexpr double a = 1e-6, b = 1e-9, g = 1e-7, dl = 5e-7;
+iso::CostModel hand_model() {
+  iso::CostModel model;
+  model.alpha = a;
+  model.beta = b;
+  model.gamma = g;
+  model.delta = dl;
+  return model;
+}
+
+iso::BlockBytes uniform_bytes(int s, long bytes, iso::Collective collective) {
+  iso::BlockBytes out;
+  out.send.assign(collective == iso::Collective::alltoall ? static_cast<std::size_t>(s) : 1u, bytes);
+  out.recv.assign(static_cast<std::size_t>(s), bytes);
+  return out;
+}
+
+double predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid, std::vector<int> coords,
+               iso::Algorithm algorithm, iso::Collective collective, const iso::BlockBytes& bytes) {
+  const iso::Schedule schedule = iso::build_schedule(offsets, grid, coords.data(), algorithm, collective);
+  return iso::predict_seconds(hand_model(), schedule, bytes);
+}
+
+void expect_close(double got, double want, const char* what) {
+  EXPECT_NEAR(got, want, 1e-9 * want) << what;
+}
+
+TEST(CostModelPredict, TwoDimMooreTorusAlltoallByHand) {
+  // 2-D Moore r=1 on a 4x4 torus, 8-byte blocks. Torus: 4 rounds (0+, 0-, 1+,
+  // 1-), each moving the 3 blocks whose offset has that sign in that
+  // dimension: 3 send and 3 receive entries of 8 bytes.
+  // Per round a + 24 b + 6 g = 1e-6 + 2.4e-8 + 6e-7 = 1.624e-6; 4 rounds: 6.496e-6.
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const iso::BlockBytes bytes = uniform_bytes(8, 8, iso::Collective::alltoall);
+  const iso::Schedule schedule =
+      iso::build_schedule(moore, torus, std::vector<int>{1, 2}.data(), iso::Algorithm::torus, iso::Collective::alltoall);
+  ASSERT_EQ(schedule.rounds.size(), 4u);
+  for (const iso::Round& round : schedule.rounds) {
+    EXPECT_EQ(round.send.size(), 3u);
+    EXPECT_EQ(round.recv.size(), 3u);
+  }
+  expect_close(predict(moore, torus, {1, 2}, iso::Algorithm::torus, iso::Collective::alltoall, bytes), 6.496e-6,
+               "torus");
+  // Direct, r = 1: the same rounds (one shift per sign and dimension).
+  expect_close(predict(moore, torus, {1, 2}, iso::Algorithm::direct, iso::Collective::alltoall, bytes), 6.496e-6,
+               "direct");
+  // Linear: 8 rounds of one block: 8 (a + 8 b + 2 g) = 8 * 1.208e-6 = 9.664e-6.
+  expect_close(predict(moore, torus, {0, 0}, iso::Algorithm::linear, iso::Collective::alltoall, bytes), 9.664e-6,
+               "linear");
+  // Native: a + 7 dl + 64 b + 16 g = 1e-6 + 3.5e-6 + 6.4e-8 + 1.6e-6 = 6.164e-6.
+  expect_close(iso::predict_native_seconds(hand_model(), 8, bytes), 6.164e-6, "native");
+}
+
+TEST(CostModelPredict, AllgatherSelfCopiesMeshesAndUnevenBlocksByHand) {
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  // Allgather, torus trie: rounds 0+ and 0- carry the nodes (1,0) and (-1,0)
+  // (1 entry each way), rounds 1+ and 1- three nodes each:
+  // 2 (a + 8 b + 2 g) + 2 (a + 24 b + 6 g) = 2.416e-6 + 3.248e-6 = 5.664e-6.
+  expect_close(predict(moore, torus, {3, 3}, iso::Algorithm::torus, iso::Collective::allgather,
+                       uniform_bytes(8, 8, iso::Collective::allgather)),
+               5.664e-6, "allgather torus");
+  // Native allgather: the one block goes to all 8 neighbours: same as alltoall.
+  expect_close(iso::predict_native_seconds(hand_model(), 8, uniform_bytes(8, 8, iso::Collective::allgather)), 6.164e-6,
+               "allgather native");
+  // With the centre: one local copy S -> R, costed 8 b + 2 g = 2.08e-7.
+  const iso::OffsetList with_self = iso::OffsetList::moore(2, 1, true);
+  expect_close(predict(with_self, torus, {1, 1}, iso::Algorithm::torus, iso::Collective::alltoall,
+                       uniform_bytes(9, 8, iso::Collective::alltoall)),
+               6.496e-6 + 2.08e-7, "torus with self");
+  // 1-D mesh of 3, offsets {+1, -1}, at coordinate 0: round + only sends
+  // (nothing comes from -1), round - only receives: 2 (a + 8 b + g) = 2.216e-6.
+  const iso::CartGeometry mesh{{3}, {false}};
+  const iso::OffsetList pm(1, {1, -1});
+  expect_close(predict(pm, mesh, {0}, iso::Algorithm::torus, iso::Collective::alltoall,
+                       uniform_bytes(2, 8, iso::Collective::alltoall)),
+               2.216e-6, "1-D mesh edge");
+  // Figure 3 sizes, m = 8, 2-D: faces 8 ints (32 B), corners 1 int (4 B).
+  // Every torus round moves one face and two corners: a + 40 b + 6 g = 1.64e-6,
+  // 4 rounds: 6.56e-6. Linear: 8 a + (4*32 + 4*4) b + 16 g = 9.744e-6.
+  iso::BlockBytes figure3;
+  for (int i = 0; i < moore.size(); ++i) {
+    const bool face = moore[i][0] == 0 || moore[i][1] == 0;
+    figure3.send.push_back(face ? 32 : 4);
+    figure3.recv.push_back(face ? 32 : 4);
+  }
+  expect_close(predict(moore, torus, {2, 1}, iso::Algorithm::torus, iso::Collective::alltoall, figure3), 6.56e-6,
+               "figure 3 torus");
+  expect_close(predict(moore, torus, {2, 1}, iso::Algorithm::linear, iso::Collective::alltoall, figure3), 9.744e-6,
+               "figure 3 linear");
+}
+
+// ---------------------------------------------------------------------------
+// The automatic choice
+
+int agreed(int value, int& lo, int& hi) {
+  lo = hi = value;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+TEST(CostModelAutomatic, SameAlgorithmOnEveryRank) {
+  const int p = iso_test::world_size();
+  struct Grid {
+    int d;
+    std::vector<bool> periodic;
+    int radius;
+  };
+  const Grid grids[] = {{3, {false, false, false}, 1}, {3, {true, true, true}, 1}, {2, {true, false}, 2},
+                        {1, {false}, 3}};
+  std::string problems;
+  for (const Grid& grid : grids) {
+    std::vector<int> dims(static_cast<std::size_t>(grid.d), 0);
+    MPI_Dims_create(p, grid.d, dims.data());
+    iso::CartComm cart(MPI_COMM_WORLD, dims, grid.periodic);
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(grid.d, grid.radius));
+    const int s = nbh.size();
+    for (int bytes : {8, 512, 8192}) {
+      const int n = bytes / 8;
+      std::vector<double> send(static_cast<std::size_t>(s * n)), recv(static_cast<std::size_t>(s * n));
+      iso::Operation regular = iso::alltoall_init(nbh, send.data(), n, MPI_DOUBLE, recv.data(), n, MPI_DOUBLE,
+                                                  {iso::Algorithm::automatic});
+      iso::Operation gather = iso::allgather_init(nbh, send.data(), n, MPI_DOUBLE, recv.data(), n, MPI_DOUBLE,
+                                                  {iso::Algorithm::automatic});
+      // Irregular, sizes that differ between processes along the offset's zero
+      // coordinates (the rule), so the predictions differ between ranks.
+      std::vector<int> counts;
+      std::vector<int> displs;
+      int total = 0;
+      for (int i = 0; i < s; ++i) {
+        int c = n;
+        for (int j = 0; j < grid.d; ++j)
+          if (nbh.offsets()[i][j] == 0) c += n * nbh.coords()[static_cast<std::size_t>(j)];
+        counts.push_back(c);
+        displs.push_back(total);
+        total += c;
+      }
+      std::vector<double> vsend(static_cast<std::size_t>(total)), vrecv(static_cast<std::size_t>(total));
+      iso::Operation irregular = iso::alltoallv_init(nbh, vsend.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                                     vrecv.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                                     {iso::Algorithm::automatic, true});
+      for (const iso::Operation* op : {&regular, &gather, &irregular}) {
+        const iso::Algorithm chosen = op->algorithm();
+        int lo = 0, hi = 0;
+        if (!agreed(static_cast<int>(chosen), lo, hi))
+          problems += "\n  " + std::to_string(grid.d) + "-D r=" + std::to_string(grid.radius) + " " +
+                      std::to_string(bytes) + " B: ranks chose " + iso::to_string(static_cast<iso::Algorithm>(lo)) +
+                      " and " + iso::to_string(static_cast<iso::Algorithm>(hi));
+        if (chosen == iso::Algorithm::automatic) problems += "\n  algorithm() reports auto";
+      }
+      regular.run();
+      gather.run();
+      irregular.run();
+    }
+  }
+  EXPECT_TRUE(iso_test::all_ranks(problems.empty())) << problems;
+}
+
+// ---------------------------------------------------------------------------
+// Calibration
+
+TEST(CostModelCalibrate, ShortCalibrationGivesPositiveFiguresEverywhere) {
+  const auto begin = std::chrono::steady_clock::now();
+  const iso::CostModel model = iso::CostModel::calibrate(MPI_COMM_WORLD, 0.5);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  double figures[4] = {model.alpha, model.beta, model.gamma, model.delta};
+  double lo[4], hi[4];
+  MPI_Allreduce(figures, lo, 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(figures, hi, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_GT(figures[k], 0.0) << "figure " << k;
+    EXPECT_TRUE(std::isfinite(figures[k])) << "figure " << k;
+    EXPECT_EQ(lo[k], hi[k]) << "figure " << k << " differs between ranks";
+  }
+  EXPECT_EQ(model.source, "calibrated");
+  // Plausible magnitudes for shared memory: latency below 10 ms, bandwidth
+  // above 1 MB/s.
+  EXPECT_LT(model.alpha, 1e-2);
+  EXPECT_LT(model.beta, 1e-6);
+  // "Seconds, not minutes": a few seconds at 2 ranks; oversubscribed runs get
+  // more room (every barrier costs scheduling time there).
+  const double limit = iso_test::world_size() <= 2 ? 5.0 : 30.0;
+  EXPECT_LT(seconds, limit) << "calibrate(comm, 0.5) took " << seconds << " s";
+  if (iso_test::world_rank() == 0)
+    std::printf("calibration on %d ranks: %.2f s: alpha %.3g s, beta %.3g s/B, gamma %.3g s, delta %.3g s\n",
+                iso_test::world_size(), seconds, model.alpha, model.beta, model.gamma, model.delta);
+}
+
+}  // namespace
