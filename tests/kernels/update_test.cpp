@@ -1,0 +1,72 @@
+// The overlapped update: the inner/shell split covers the interior exactly
+// once, and an update with overlap equals one without, at every rank count.
+#include "isostencil/kernels/update.hpp"
+#include "isostencil_test.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace isostencil;
+
+template <int D>
+void check_split(const core::Grid<D>& grid) {
+  const auto split = kernels::split_interior(grid);
+  std::vector<kernels::Box<D>> boxes = split.shell;
+  boxes.push_back(split.inner);
+  // Every interior cell is covered exactly once: mark, then count marks.
+  core::Field<int, D> marks = grid.template make_field<int>("marks");
+  for (const auto& box : boxes)
+    kernels::for_each_cell<D>("mark", box, KOKKOS_LAMBDA(const kernels::Index<D>& x) {
+      int* cell = &marks.access(x[0], D > 1 ? x[1] : 0, D > 2 ? x[2] : 0, D > 3 ? x[3] : 0);
+      Kokkos::atomic_add(cell, 1);
+    });
+  long wrong = 0;
+  kernels::reduce_cells<D>("check", split.interior, KOKKOS_LAMBDA(const kernels::Index<D>& x, long& bad) {
+    bad += marks.access(x[0], D > 1 ? x[1] : 0, D > 2 ? x[2] : 0, D > 3 ? x[3] : 0) != 1;
+  }, wrong);
+  long covered = split.inner.cells();
+  for (const auto& box : split.shell) covered += box.cells();
+  EXPECT_TRUE(iso_test::all_ranks(wrong == 0 && covered == split.interior.cells()));
+  // The inner box reads no ghost cell.
+  bool inner_ok = true;
+  if (!split.inner.empty())
+    for (int j = 0; j < D; ++j)
+      inner_ok = inner_ok && split.inner.begin[j] - grid.ghost_lo()[j] >= grid.interior_range(j).first &&
+                 split.inner.end[j] - 1 + grid.ghost_hi()[j] < grid.interior_range(j).second;
+  EXPECT_TRUE(iso_test::all_ranks(inner_ok));
+}
+
+TEST(Update, SplitCoversInteriorOnce) {
+  check_split(core::Grid<2>(MPI_COMM_WORLD, {13, 9}, {true, false}, core::Stencil::box(2, 1)));
+  check_split(core::Grid<3>(MPI_COMM_WORLD, {12, 10, 9}, {true, true, true}, core::Stencil::star(3, 2)));
+  check_split(core::Grid<1>(MPI_COMM_WORLD, {40}, {false}, core::Stencil::star(1, 3)));
+  check_split(core::Grid<4>(MPI_COMM_WORLD, {6, 6, 5, 4}, {true, true, true, true}, core::Stencil::box(4, 1)));
+}
+
+TEST(Update, OverlapEqualsNoOverlap) {
+  core::Grid<3> grid(MPI_COMM_WORLD, {11, 10, 9}, {true, false, true}, core::Stencil::box(3, 1));
+  auto u = grid.make_field<double>("u");
+  auto with = grid.make_field<double>("with");
+  auto without = grid.make_field<double>("without");
+  const auto interior = kernels::split_interior(grid).interior;
+  const auto offset = grid.global_offset();
+  kernels::for_each_cell<3>("fill", interior, KOKKOS_LAMBDA(const kernels::Index<3>& x) {
+    const long g = (offset[0] + x[0]) * 1000003 + (offset[1] + x[1]) * 1009 + (offset[2] + x[2]);
+    u(x[0], x[1], x[2]) = static_cast<double>(g % 977);
+  });
+  auto halo = grid.halo_exchange(u);
+  for (bool overlap : {true, false}) {
+    auto out = overlap ? with : without;
+    kernels::apply_with_halo<3>(grid, halo, "box sum", overlap, KOKKOS_LAMBDA(const kernels::Index<3>& x) {
+      double sum = 0;
+      for (int a = -1; a <= 1; ++a)
+        for (int b = -1; b <= 1; ++b)
+          for (int c = -1; c <= 1; ++c) sum += u(x[0] + a, x[1] + b, x[2] + c);
+      out(x[0], x[1], x[2]) = sum;
+    });
+  }
+  EXPECT_TRUE(grid.compare(with, without, true).ok);
+}
+
+}  // namespace
