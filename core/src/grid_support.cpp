@@ -10,17 +10,6 @@
 
 namespace isostencil::core::detail {
 
-namespace {
-
-std::string list(const std::vector<int>& values) {
-  std::string out = "(";
-  for (std::size_t j = 0; j < values.size(); ++j)
-    out += (j ? "," : "") + std::to_string(values[j]);
-  return out + ")";
-}
-
-}  // namespace
-
 GridShape derive_grid_shape(const char* where, const Decomposition& decomposition,
                             const Stencil& stencil, int dims) {
   std::string error;
@@ -67,49 +56,9 @@ void agree_on_field_errors(const Decomposition& decomposition, const char* where
 iso::HaloValidation compare_cells(const Decomposition& decomposition, const char* where,
                                   const iso::ArrayLayout& layout, const void* first,
                                   const void* second, bool interior_too) {
-  int element_size = 0;
-  ISO_MPI_CHECK(MPI_Type_size(layout.element, &element_size));
-  const int d = layout.dims();
-  const std::vector<int> extent = layout.extent();
-  long cells = 1;
-  for (int e : extent)
-    cells *= e;
-  const auto* a = static_cast<const char*>(first);
-  const auto* b = static_cast<const char*>(second);
   iso::HaloValidation result;
-  std::string mismatch;
-  std::vector<int> index(d);
-  for (long cell = 0; cell < cells && mismatch.empty(); ++cell) {
-    long rest = cell;
-    bool ghost = false;
-    for (int j = d - 1; j >= 0; --j) {
-      index[j] = static_cast<int>(rest % extent[j]);
-      rest /= extent[j];
-      ghost = ghost || index[j] < layout.ghost_lo[j] ||
-              index[j] >= layout.ghost_lo[j] + layout.interior[j];
-    }
-    if (!ghost && !interior_too) continue;
-    ++result.cells_compared;
-    const std::size_t at = static_cast<std::size_t>(cell) * element_size;
-    if (std::memcmp(a + at, b + at, static_cast<std::size_t>(element_size)) == 0) continue;
-    std::vector<int> direction(d), global(d);
-    for (int j = 0; j < d; ++j) {
-      direction[j] = index[j] < layout.ghost_lo[j]                         ? -1
-                     : index[j] >= layout.ghost_lo[j] + layout.interior[j] ? 1
-                                                                           : 0;
-      global[j] = static_cast<int>(layout.global_offset[j] + index[j] - layout.ghost_lo[j]);
-    }
-    std::ostringstream text;
-    text << (ghost ? "ghost cell" : "interior cell") << " in direction " << list(direction)
-         << ", global index " << list(global) << " (local " << list(index)
-         << "): first field has bytes" << std::hex;
-    for (int byte = 0; byte < element_size; ++byte)
-      text << ' ' << (static_cast<unsigned>(a[at + byte]) & 0xffu);
-    text << ", second has";
-    for (int byte = 0; byte < element_size; ++byte)
-      text << ' ' << (static_cast<unsigned>(b[at + byte]) & 0xffu);
-    mismatch = text.str();
-  }
+  const std::string mismatch =
+      iso::compare_cells(layout, first, second, interior_too, result.cells_compared);
   try {
     agree(decomposition.comm(), where, mismatch);
   } catch (const iso::Error& e) {

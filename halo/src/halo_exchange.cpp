@@ -102,6 +102,46 @@ std::string check_layout(const ArrayLayout& layout, int cart_dims, const OffsetL
 
 }  // namespace
 
+std::string compare_cells(const ArrayLayout& layout, const void* first, const void* second, bool interior_too,
+                          long& compared, const std::string& first_name, const std::string& second_name) {
+  int element_size = 0;
+  ISO_MPI_CHECK(MPI_Type_size(layout.element, &element_size));
+  const int d = layout.dims();
+  const std::vector<int> extent = layout.extent();
+  long cells = 1;
+  for (int e : extent) cells *= e;
+  const auto* a = static_cast<const char*>(first);
+  const auto* b = static_cast<const char*>(second);
+  std::vector<int> index(d);
+  for (long cell = 0; cell < cells; ++cell) {
+    long rest = cell;
+    bool ghost = false;
+    for (int j = d - 1; j >= 0; --j) {
+      index[j] = static_cast<int>(rest % extent[j]);
+      rest /= extent[j];
+      ghost = ghost || index[j] < layout.ghost_lo[j] || index[j] >= layout.ghost_lo[j] + layout.interior[j];
+    }
+    if (!ghost && !interior_too) continue;
+    ++compared;
+    const std::size_t at = static_cast<std::size_t>(cell) * element_size;
+    if (std::memcmp(a + at, b + at, static_cast<std::size_t>(element_size)) == 0) continue;
+    std::vector<int> direction(d), global(d);
+    for (int j = 0; j < d; ++j) {
+      direction[j] = index[j] < layout.ghost_lo[j] ? -1 : index[j] >= layout.ghost_lo[j] + layout.interior[j] ? 1 : 0;
+      const long offset = layout.global_offset.empty() ? 0 : layout.global_offset[j];
+      global[j] = static_cast<int>(offset + index[j] - layout.ghost_lo[j]);
+    }
+    std::ostringstream text;
+    text << (ghost ? "ghost cell" : "interior cell") << " in direction " << describe(direction) << ", global index "
+         << describe(global) << " (local " << describe(index) << "): " << first_name << " has bytes" << std::hex;
+    for (int byte = 0; byte < element_size; ++byte) text << ' ' << (static_cast<unsigned>(a[at + byte]) & 0xffu);
+    text << ", " << second_name << " has";
+    for (int byte = 0; byte < element_size; ++byte) text << ' ' << (static_cast<unsigned>(b[at + byte]) & 0xffu);
+    return text.str();
+  }
+  return {};
+}
+
 HaloExchange::Region HaloExchange::recv_region(int block) const {
   // Ghost region of direction e = -v = directions_[block].
   Region region;
@@ -294,7 +334,6 @@ void HaloExchange::run_naive() {
 
 HaloValidation HaloExchange::validate() {
   const std::vector<int> extent = layout_.extent();
-  const int d = layout_.dims();
   long cells = 1;
   for (int e : extent) cells *= e;
   const std::size_t bytes = static_cast<std::size_t>(cells) * element_size_;
@@ -314,36 +353,11 @@ HaloValidation HaloExchange::validate() {
 
   HaloValidation result;
   std::string mismatch;
-  std::vector<int> index(d);
+  const std::string iso_name = std::string("isomorphic exchange (") + to_string(algorithm()) + ")";
   for (int f = 0; f < nfields && mismatch.empty(); ++f) {
-    const char* naive = static_cast<const char*>(fields_[f]);
-    for (long cell = 0; cell < cells && mismatch.empty(); ++cell) {
-      long rest = cell;
-      bool ghost = false;
-      for (int j = d - 1; j >= 0; --j) {
-        index[j] = static_cast<int>(rest % extent[j]);
-        rest /= extent[j];
-        ghost = ghost || index[j] < layout_.ghost_lo[j] || index[j] >= layout_.ghost_lo[j] + layout_.interior[j];
-      }
-      if (!ghost) continue;
-      ++result.cells_compared;
-      const std::size_t at = static_cast<std::size_t>(cell) * element_size_;
-      if (std::memcmp(naive + at, combined[f].data() + at, element_size_) == 0) continue;
-      std::vector<int> direction(d), global(d);
-      for (int j = 0; j < d; ++j) {
-        direction[j] = index[j] < layout_.ghost_lo[j] ? -1 : index[j] >= layout_.ghost_lo[j] + layout_.interior[j] ? 1 : 0;
-        global[j] = static_cast<int>(layout_.global_offset[j] + index[j] - layout_.ghost_lo[j]);
-      }
-      std::ostringstream text;
-      text << "field " << f << ", direction " << describe(direction) << ", global index " << describe(global)
-           << " (local " << describe(index) << "): isomorphic exchange (" << to_string(algorithm())
-           << ") gave bytes";
-      text << std::hex;
-      for (int b = 0; b < element_size_; ++b) text << ' ' << (static_cast<unsigned>(combined[f][at + b]) & 0xffu);
-      text << ", naive exchange gave";
-      for (int b = 0; b < element_size_; ++b) text << ' ' << (static_cast<unsigned>(naive[at + b]) & 0xffu);
-      mismatch = text.str();
-    }
+    mismatch = compare_cells(layout_, combined[f].data(), fields_[f], false, result.cells_compared, iso_name,
+                             "naive exchange");
+    if (!mismatch.empty() && nfields > 1) mismatch = "field " + std::to_string(f) + ": " + mismatch;
   }
   for (int f = 0; f < nfields; ++f) std::memcpy(fields_[f], combined[f].data(), bytes);
   try {

@@ -10,8 +10,6 @@
 
 namespace iso {
 
-namespace detail {
-
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
@@ -25,8 +23,6 @@ void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string&
   ISO_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
   throw Error(where + ": rank " + std::to_string(first) + ": " + message);
 }
-
-}  // namespace detail
 
 Comm& Comm::operator=(Comm&& other) noexcept {
   if (this != &other) {

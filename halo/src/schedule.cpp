@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <utility>
 
 namespace iso {
 
@@ -84,6 +85,16 @@ Routes route_linear(const OffsetList& offsets) {
   return routes;
 }
 
+// P_j and M_j of 3.1: the farthest reach forward and backward in dimension j.
+std::pair<int, int> unit_hops(const OffsetList& offsets, int j) {
+  int forward = 0, backward = 0;
+  for (int i = 0; i < offsets.size(); ++i) {
+    forward = std::max(forward, offsets[i][j]);
+    backward = std::max(backward, -offsets[i][j]);
+  }
+  return {forward, backward};
+}
+
 // 3.1: per dimension, P_j unit hops forward, then M_j unit hops backward.
 Routes route_torus(const OffsetList& offsets) {
   const int d = offsets.dims();
@@ -92,11 +103,7 @@ Routes route_torus(const OffsetList& offsets) {
   routes.dims = d;
   routes.paths.resize(s);
   for (int j = 0; j < d; ++j) {
-    int forward = 0, backward = 0;
-    for (int i = 0; i < s; ++i) {
-      forward = std::max(forward, offsets[i][j]);
-      backward = std::max(backward, -offsets[i][j]);
-    }
+    const auto [forward, backward] = unit_hops(offsets, j);
     const int first_forward = static_cast<int>(routes.shifts.size());
     const int first_backward = first_forward + forward;
     for (int k = 0; k < forward + backward; ++k) {
@@ -142,11 +149,7 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
     // One round per unit hop: refuse lists that would need absurdly many.
     long rounds = 0;
     for (int j = 0; j < offsets.dims(); ++j) {
-      long forward = 0, backward = 0;
-      for (int i = 0; i < offsets.size(); ++i) {
-        forward = std::max<long>(forward, offsets[i][j]);
-        backward = std::max<long>(backward, -static_cast<long>(offsets[i][j]));
-      }
+      const auto [forward, backward] = unit_hops(offsets, j);
       rounds += forward + backward;
     }
     if (rounds > max_torus_rounds)

@@ -20,6 +20,11 @@ private:
   int mpi_code_;
 };
 
+/// Collective over `comm`: when any rank passes a non-empty `local_error`,
+/// every rank throws iso::Error("<where>: rank <r>: <message of the lowest
+/// such rank r>"), so no rank is left waiting in a later collective.
+void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error);
+
 namespace detail {
 [[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);
 }

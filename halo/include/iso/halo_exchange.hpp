@@ -45,6 +45,15 @@ struct HaloOptions {
   bool verify = true;
 };
 
+/// Compares two arrays of one layout bitwise: the ghost cells, and the interior
+/// too when `interior_too`. Returns a description of the first differing cell
+/// (ghost or interior, direction, global and local index, both values' bytes
+/// labelled `first_name` and `second_name`), empty when they agree; adds the
+/// number of cells compared to `compared`. Local: no communication.
+std::string compare_cells(const ArrayLayout& layout, const void* first, const void* second, bool interior_too,
+                          long& compared, const std::string& first_name = "first field",
+                          const std::string& second_name = "second");
+
 struct HaloValidation {
   bool ok = true;
   long cells_compared = 0;  ///< ghost cells compared on this rank
