@@ -1,7 +1,7 @@
 # Test registration helpers: one function registers an MPI test at several rank
 # counts (Cabana, heFFTe), one registers a singleton run, one builds a gtest
 # executable on the shared MPI main (tests/support/mpi_main.cpp).
-include_guard(GLOBAL)
+include_guard(DIRECTORY)
 
 if(NOT MPIEXEC_EXECUTABLE)
   find_package(MPI REQUIRED COMPONENTS C CXX)

@@ -50,7 +50,9 @@ TEST(Update, OverlapEqualsNoOverlap) {
   auto with = grid.make_field<double>("with");
   auto without = grid.make_field<double>("without");
   const auto interior = kernels::split_interior(grid).interior;
-  const auto offset = grid.global_offset();
+  // Kokkos::Array, not std::array: indexable in device code on every backend.
+  Kokkos::Array<long, 3> offset;
+  for (int j = 0; j < 3; ++j) offset[j] = grid.global_offset()[j];
   kernels::for_each_cell<3>("fill", interior, KOKKOS_LAMBDA(const kernels::Index<3>& x) {
     const long g = (offset[0] + x[0]) * 1000003 + (offset[1] + x[1]) * 1009 + (offset[2] + x[2]);
     u(x[0], x[1], x[2]) = static_cast<double>(g % 977);
