@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds if needed, then runs the isostencil driver on NP ranks (default 2).
-# With no arguments it runs `demo`, the built-in default job.
-#   scripts/run.sh                      # isostencil demo on 2 ranks
+# With no arguments it runs `run`: the sample solver of the built-in default
+# deck (inputs/default.toml), output in output/. `demo` stays available.
+#   scripts/run.sh                      # isostencil run on 2 ranks
+#   scripts/run.sh demo                 # the collectives demo
 #   NP=4 scripts/run.sh plan --moore 3:1 --procs 2,2,1
 set -euo pipefail
 
@@ -16,7 +18,7 @@ else
   bash scripts/setup.sh
 fi
 
-(($# > 0)) || set -- demo
+(($# > 0)) || set -- run
 
 # Open MPI refuses root without these (CI and sessions run as root), and
 # needs --oversubscribe for more ranks than cores; MPICH knows neither.

@@ -25,7 +25,7 @@ PACKAGES=(
   libhdf5-openmpi-dev hdf5-tools
   libgtest-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-h5py
 )
 
 say() { [[ "$SETUP_QUIET" == 1 ]] || echo "setup: $*"; }

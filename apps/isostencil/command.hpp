@@ -6,6 +6,8 @@
 
 #include "isostencil/spec.hpp"
 
+#include "iso/cost_model.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <memory>
@@ -45,5 +47,17 @@ std::unique_ptr<Command> make_demo_command(CLI::App& parent);
 /// --moore/--offsets/--offsets-file/--self/--procs/--mesh/--periodic.
 void add_neighborhood_options(CLI::App& app, NeighborhoodArgs& args, const std::string& moore_help,
                               const std::string& procs_help);
+
+/// The cost model options of `plan --predict` and `demo`.
+struct ModelArgs {
+  std::string model;  ///< FILE, "defaults", "calibrate"; empty: the command's default
+  std::string save;   ///< --save-model FILE
+  bool calibrate() const { return model == "calibrate"; }
+};
+/// --model and --save-model (group "Cost model"); returns the --model option.
+CLI::Option* add_model_options(CLI::App& app, ModelArgs& args, const std::string& default_help);
+/// Writes `model` to `path` (--save-model); returns the error message, empty
+/// when it worked or `path` is empty.
+std::string save_model(const iso::CostModel& model, const std::string& path);
 
 }  // namespace isostencil::cli

@@ -1,8 +1,11 @@
 // `isostencil demo`: the built-in default job until the stencil apps exist.
-// Runs every algorithm of the isomorphic alltoall and allgather on
-// MPI_COMM_WORLD, verifies every received block against the value its source
-// rank sent and against MPI's own neighborhood collectives on a distributed
-// graph communicator with the same neighbors, and times both side by side.
+// Runs every algorithm of the isomorphic alltoall and allgather (linear, torus,
+// direct, mpi and auto) on MPI_COMM_WORLD for one or more block sizes,
+// verifies every received block against the value its source rank sent and
+// against MPI's own neighborhood collectives on a distributed graph
+// communicator with the same neighbors, and prints the cost model's predicted
+// time next to the measured one. auto's pick is checked against `plan
+// --predict`'s rule (isostencil::predict) under the same model.
 #include "command.hpp"
 
 #include "isostencil/plan.hpp"
@@ -15,8 +18,11 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -51,6 +57,25 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
+// `text` of rank 0 on every rank.
+std::string broadcast_string(std::string text, MPI_Comm comm) {
+  int length = static_cast<int>(text.size());
+  ISO_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, 0, comm));
+  text.resize(static_cast<std::size_t>(length));
+  ISO_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, 0, comm));
+  return text;
+}
+
+// An error found on rank 0 only, as the same UsageError on every rank.
+void agree_usage_error(const std::string& rank0_error, MPI_Comm comm) {
+  const std::string error = broadcast_string(rank0_error, comm);
+  if (!error.empty()) throw UsageError(error);
+}
+
+bool same_figures(const iso::CostModel& a, const iso::CostModel& b) {
+  return a.alpha == b.alpha && a.beta == b.beta && a.gamma == b.gamma && a.delta == b.delta;
+}
+
 class DemoCommand final : public Command {
 public:
   explicit DemoCommand(CLI::App& parent) {
@@ -61,7 +86,8 @@ public:
     app_->footer(
         "Examples:\n"
         "  mpirun -np 2 isostencil demo\n"
-        "  mpirun -np 4 isostencil demo --moore 2:2 --mesh --iterations 50 --bytes 4096");
+        "  mpirun -np 4 isostencil demo --moore 2:2 --mesh --iterations 50 --bytes 4096\n"
+        "  mpirun -np 2 isostencil demo --moore 3:1 --bytes 8,512,8192 --model calibrate");
     add_neighborhood_options(*app_, args_,
                              "Moore neighborhood of dimension D and radius R (default 3:1)",
                              "processes per dimension, product = number of ranks "
@@ -69,12 +95,18 @@ public:
     app_->add_option("--iterations,-n", iterations_, "timed calls of each operation (default 100)")
         ->check(CLI::Range(1, 100000000))
         ->group("Run");
-    app_->add_option("--bytes,-b", bytes_, "bytes per block (default 1024)")
-        ->check(CLI::Range(1, 1 << 30))
+    app_->add_option("--bytes,-b", bytes_,
+                     "bytes per block, one size or a list run one after the other, e.g. "
+                     "8,512,8192 (default 1024)")
+        ->type_name("B[,B...]")
         ->group("Run");
     app_->add_option("--warmup", warmup_, "untimed calls before timing (default 2)")
         ->check(CLI::Range(0, 1000000))
         ->group("Run");
+    add_model_options(*app_, model_args_,
+                      "as auto itself (CostModel::for_comm): ISO_COST_MODEL (a file or "
+                      "defaults), else the cached calibration "
+                      "(~/.cache/isostencil/cost_model.txt), else a calibration written there");
   }
 
   int run(const MpiContext& mpi) override {
@@ -98,29 +130,41 @@ public:
       ISO_MPI_CHECK(MPI_Dims_create(mpi.size, dims, procs.data()));
     }
     const std::vector<bool> periodic = resolve_periodic(args_, dims);
-    const std::size_t bytes = static_cast<std::size_t>(bytes_);
+    const std::vector<long> sizes = parse_bytes_list(bytes_);
+    const std::size_t max_bytes =
+        static_cast<std::size_t>(*std::max_element(sizes.begin(), sizes.end()));
     const std::size_t max_buffer = std::size_t{256} << 20;
-    if (static_cast<long double>(s) * bytes > static_cast<long double>(max_buffer))
+    if (static_cast<long double>(s) * max_bytes > static_cast<long double>(max_buffer))
       throw UsageError(
           fmt::format("{} blocks x {} bytes is more than the 256 MiB per buffer the "
                       "demo allows; use fewer --bytes",
-                      s, bytes));
+                      s, max_bytes));
     {
       iso::CartGeometry grid{procs, periodic};
       check_limits(offsets, grid);
     }
+    std::string model_note;
+    const iso::CostModel model = resolve_model(mpi, model_note);
 
     iso::CartComm cart(MPI_COMM_WORLD, procs, periodic);
     iso::Neighborhood nbh(cart.get(), offsets, iso::NeighborhoodOptions{true});
     const int rank = nbh.rank();
 
+    // What `plan --predict` says for this grid: figures, predicted times and
+    // auto's choice (max over processes, without communication).
+    const Predictions predictions = predict(offsets, nbh.geometry(), model, sizes);
+
     if (mpi.rank == 0) {
+      std::string size_list;
+      for (std::size_t k = 0; k < sizes.size(); ++k)
+        size_list += (k ? (k + 1 == sizes.size() ? " and " : ", ") : "") + std::to_string(sizes[k]);
       std::cout << fmt::format(
           "isostencil demo: {} ranks, {} blocks of {} bytes, {} timed calls "
           "per operation\n\n",
-          mpi.size, s, bytes, iterations_);
+          mpi.size, s, size_list, iterations_);
       std::cout << format_plan_text(compute_plan(resolved.description, offsets, nbh.geometry()))
                 << "\n";
+      std::cout << format_model_text(model, model_note) << "\n";
       std::cout.flush();
     }
 
@@ -150,14 +194,16 @@ public:
     iso::Comm graph(graph_raw);
 
     const std::size_t block_count = static_cast<std::size_t>(std::max(s, 1));
-    std::vector<unsigned char> send(block_count * bytes);
-    std::vector<unsigned char> recv(block_count * bytes);
-    std::vector<unsigned char> expected(block_count * bytes);
-    std::vector<unsigned char> reference(block_count * bytes);  // MPI's result, uncompacted
-    std::vector<unsigned char> compact_send(block_count * bytes);
-    std::vector<unsigned char> compact_recv(block_count * bytes);
+    std::vector<unsigned char> send(block_count * max_bytes);
+    std::vector<unsigned char> recv(block_count * max_bytes);
+    std::vector<unsigned char> expected(block_count * max_bytes);
+    std::vector<unsigned char> reference(block_count * max_bytes);  // MPI's result, uncompacted
+    std::vector<unsigned char> compact_send(block_count * max_bytes);
+    std::vector<unsigned char> compact_recv(block_count * max_bytes);
     std::vector<double> times(static_cast<std::size_t>(iterations_));
-    const int count = static_cast<int>(bytes);
+    // The block size of the current run; the lambdas below read it.
+    std::size_t bytes = max_bytes;
+    int count = static_cast<int>(bytes);
 
     auto fill_send = [&](iso::Collective collective, std::uint32_t seed) {
       const int blocks = collective == iso::Collective::alltoall ? s : 1;
@@ -212,73 +258,96 @@ public:
     };
 
     struct Row {
+      long bytes = 0;
       std::string algorithm;
       std::string collective;
       long bad_blocks = 0;
       double seconds = 0;
       double mpi_seconds = 0;
+      double predicted = 0;
+      std::string note;
     };
     std::vector<Row> rows;
     const std::uint32_t seeds[2] = {1, 2};
+    std::vector<iso::Algorithm> algorithms = predict_algorithms();  // linear, torus, direct, mpi
+    algorithms.push_back(iso::Algorithm::automatic);
 
-    for (iso::Collective collective : plan_collectives()) {
-      const std::string collective_name = iso::to_string(collective);
-      // MPI's result for each seed, scattered back to the isomorphic layout.
-      std::vector<std::vector<unsigned char>> mpi_result;
-      long reference_bad = 0;
-      for (std::uint32_t seed : seeds) {
-        fill_send(collective, seed);
-        for (std::size_t k = 0; k < target_blocks.size(); ++k)
-          std::memcpy(compact_send.data() + k * bytes, send.data() + target_blocks[k] * bytes,
-                      bytes);
-        mpi_neighbor(collective);
-        clear_recv(reference, seed);
-        for (std::size_t k = 0; k < source_blocks.size(); ++k)
-          std::memcpy(reference.data() + source_blocks[k] * bytes, compact_recv.data() + k * bytes,
-                      bytes);
-        fill_expected(collective, seed);
-        reference_bad += count_bad_blocks(reference, expected, "MPI_Neighbor_" + collective_name);
-        mpi_result.push_back(reference);
-      }
-      const double mpi_seconds = timed([&] { mpi_neighbor(collective); });
-
-      for (iso::Algorithm algorithm : plan_algorithms()) {
-        Row row;
-        row.algorithm = iso::to_string(algorithm);
-        row.collective = collective_name;
-        row.mpi_seconds = mpi_seconds;
-        const std::string what = row.algorithm + " " + collective_name;
-        iso::OperationOptions options;
-        options.algorithm = algorithm;
-        iso::Operation op = collective == iso::Collective::alltoall
-                                ? iso::alltoall_init(nbh, send.data(), count, MPI_BYTE, recv.data(),
-                                                     count, MPI_BYTE, options)
-                                : iso::allgather_init(nbh, send.data(), count, MPI_BYTE,
-                                                      recv.data(), count, MPI_BYTE, options);
-        long bad = 0;
-        // One operation, run again with new data in its buffers.
-        for (int k = 0; k < 2; ++k) {
-          const std::uint32_t seed = seeds[k];
+    for (std::size_t size_index = 0; size_index < sizes.size(); ++size_index) {
+      const SizePrediction& predicted = predictions.sizes[size_index];
+      bytes = static_cast<std::size_t>(sizes[size_index]);
+      count = static_cast<int>(bytes);
+      for (iso::Collective collective : plan_collectives()) {
+        const std::string collective_name = iso::to_string(collective);
+        // MPI's result for each seed, scattered back to the isomorphic layout.
+        std::vector<std::vector<unsigned char>> mpi_result;
+        long reference_bad = 0;
+        for (std::uint32_t seed : seeds) {
           fill_send(collective, seed);
+          for (std::size_t k = 0; k < target_blocks.size(); ++k)
+            std::memcpy(compact_send.data() + k * bytes, send.data() + target_blocks[k] * bytes,
+                        bytes);
+          mpi_neighbor(collective);
+          clear_recv(reference, seed);
+          for (std::size_t k = 0; k < source_blocks.size(); ++k)
+            std::memcpy(reference.data() + source_blocks[k] * bytes,
+                        compact_recv.data() + k * bytes, bytes);
           fill_expected(collective, seed);
-          clear_recv(recv, seed);
-          op.run();
-          bad += count_bad_blocks(recv, expected, what + " (seed " + std::to_string(seed) + ")");
-          bad += count_bad_blocks(recv, mpi_result[static_cast<std::size_t>(k)],
-                                  what + " vs MPI_Neighbor_" + collective_name);
+          reference_bad += count_bad_blocks(reference, expected, "MPI_Neighbor_" + collective_name);
+          mpi_result.push_back(reference);
         }
-        row.seconds = timed([&] { op.run(); });
-        // The last of many runs still delivers the right data.
-        bad += count_bad_blocks(recv, expected, what + " after the timed runs");
-        row.bad_blocks = bad;
-        rows.push_back(row);
-      }
-      if (reference_bad) {
-        Row row;
-        row.algorithm = "MPI";
-        row.collective = collective_name;
-        row.bad_blocks = reference_bad;
-        rows.push_back(row);
+        const double mpi_seconds = timed([&] { mpi_neighbor(collective); });
+
+        for (iso::Algorithm algorithm : algorithms) {
+          Row row;
+          row.bytes = static_cast<long>(bytes);
+          row.algorithm = iso::to_string(algorithm);
+          row.collective = collective_name;
+          row.mpi_seconds = mpi_seconds;
+          iso::OperationOptions options;
+          options.algorithm = algorithm;
+          iso::Operation op = collective == iso::Collective::alltoall
+                                  ? iso::alltoall_init(nbh, send.data(), count, MPI_BYTE,
+                                                       recv.data(), count, MPI_BYTE, options)
+                                  : iso::allgather_init(nbh, send.data(), count, MPI_BYTE,
+                                                        recv.data(), count, MPI_BYTE, options);
+          const iso::Algorithm ran = op.algorithm();
+          row.predicted = predicted.at(ran, collective).seconds;
+          if (algorithm == iso::Algorithm::automatic) {
+            row.algorithm = std::string("auto\u2192") + iso::to_string(ran);
+            if (ran != predicted.chosen(collective))
+              row.note = fmt::format("MISMATCH: plan --predict picks {}",
+                                     iso::to_string(predicted.chosen(collective)));
+          } else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate) {
+            row.note = "not a candidate of auto";
+          }
+          const std::string what =
+              row.algorithm + " " + collective_name + " " + std::to_string(bytes) + " B";
+          long bad = 0;
+          // One operation, run again with new data in its buffers.
+          for (int k = 0; k < 2; ++k) {
+            const std::uint32_t seed = seeds[k];
+            fill_send(collective, seed);
+            fill_expected(collective, seed);
+            clear_recv(recv, seed);
+            op.run();
+            bad += count_bad_blocks(recv, expected, what + " (seed " + std::to_string(seed) + ")");
+            bad += count_bad_blocks(recv, mpi_result[static_cast<std::size_t>(k)],
+                                    what + " vs MPI_Neighbor_" + collective_name);
+          }
+          row.seconds = timed([&] { op.run(); });
+          // The last of many runs still delivers the right data.
+          bad += count_bad_blocks(recv, expected, what + " after the timed runs");
+          row.bad_blocks = bad;
+          rows.push_back(row);
+        }
+        if (reference_bad) {
+          Row row;
+          row.bytes = static_cast<long>(bytes);
+          row.algorithm = "MPI";
+          row.collective = collective_name;
+          row.bad_blocks = reference_bad;
+          rows.push_back(row);
+        }
       }
     }
 
@@ -292,29 +361,44 @@ public:
     long failures = 0;
     for (std::size_t k = 0; k < rows.size(); ++k) {
       rows[k].bad_blocks = total_bad[k];
-      failures += total_bad[k] != 0;
+      // auto's pick is the same on every rank (the library agrees on it).
+      failures += total_bad[k] != 0 || rows[k].note.rfind("MISMATCH", 0) == 0;
     }
 
     if (mpi.rank == 0) {
-      std::cout << fmt::format("{:<9}  {:<10}  {:<8}  {:>14}  {:>17}  {:>9}\n", "algorithm",
-                               "collective", "verified", "time/call [us]", "MPI neighbor [us]",
-                               "ratio");
+      long shown_bytes = -1;
       for (const auto& row : rows) {
+        if (row.bytes != shown_bytes) {
+          std::cout << fmt::format("{}blocks of {} bytes\n", shown_bytes < 0 ? "" : "\n",
+                                   row.bytes);
+          shown_bytes = row.bytes;
+          std::cout << fmt::format("{:<12}  {:<10}  {:<8}  {:>14}  {:>14}  {:>17}  {:>6}\n",
+                                   "algorithm", "collective", "verified", "predicted [us]",
+                                   "time/call [us]", "MPI neighbor [us]", "ratio");
+        }
         if (row.algorithm == "MPI") {
-          std::cout << fmt::format("{:<9}  {:<10}  {:<8}  ({} wrong blocks in MPI_Neighbor_{})\n",
+          std::cout << fmt::format("{:<12}  {:<10}  {:<8}  ({} wrong blocks in MPI_Neighbor_{})\n",
                                    row.algorithm, row.collective, "FAILED", row.bad_blocks,
                                    row.collective);
           continue;
         }
-        std::cout << fmt::format("{:<9}  {:<10}  {:<8}  {:>14.2f}  {:>17.2f}  {:>9.2f}\n",
-                                 row.algorithm, row.collective, row.bad_blocks ? "FAILED" : "OK",
-                                 row.seconds * 1e6, row.mpi_seconds * 1e6,
-                                 row.mpi_seconds > 0 ? row.seconds / row.mpi_seconds : 0.0);
+        std::string line =
+            fmt::format("{:<12}  {:<10}  {:<8}  {:>14.2f}  {:>14.2f}  {:>17.2f}  {:>6.2f}",
+                        row.algorithm, row.collective, row.bad_blocks ? "FAILED" : "OK",
+                        row.predicted * 1e6, row.seconds * 1e6, row.mpi_seconds * 1e6,
+                        row.mpi_seconds > 0 ? row.seconds / row.mpi_seconds : 0.0);
+        if (!row.note.empty()) line += "  " + row.note;
+        std::cout << line << "\n";
       }
       std::cout << fmt::format(
-          "\ntime/call: median of {} calls, maximum over ranks; ratio = time/call "
-          "divided by MPI's neighborhood collective (below 1: faster)\n",
+          "\npredicted: the cost model's time per call (maximum over ranks), as auto weighs it; "
+          "auto\u2192X: the\nalgorithm Algorithm::automatic picked. time/call: median of {} "
+          "calls, maximum over ranks;\nratio = time/call divided by MPI's neighborhood "
+          "collective (below 1: faster)\n",
           iterations_);
+      if (!predictions.mpi_candidate)
+        std::cout << "mpi is not a candidate of auto here: a process sends two blocks to the "
+                     "same rank (tiny torus,\nALGORITHMS.md 4); its row runs it anyway\n";
       if (failures == 0)
         std::cout << fmt::format("Solution validates: {} exchanges verified on {} ranks\n",
                                  rows.size(), mpi.size);
@@ -327,6 +411,83 @@ public:
   }
 
 private:
+  // The model of the predicted column, made the one Algorithm::automatic uses
+  // too: CostModel::for_comm takes the first model it is given per process,
+  // from ISO_COST_MODEL, so --model points ISO_COST_MODEL at it before the
+  // first operation. Collective; errors are the same UsageError on every rank.
+  iso::CostModel resolve_model(const MpiContext& mpi, std::string& note) const {
+    const std::string& spec = model_args_.model;
+    std::string handover;  // ISO_COST_MODEL for for_comm; empty: leave the environment alone
+    std::string temporary;
+    iso::CostModel wanted;
+    const char* environment_value = std::getenv("ISO_COST_MODEL");
+    const std::string environment = environment_value ? environment_value : "";
+    if (spec == "defaults") {
+      handover = "defaults";
+      note = "built-in defaults (--model defaults)";
+    } else if (spec == "calibrate") {
+      wanted = iso::CostModel::calibrate(MPI_COMM_WORLD);
+      note = fmt::format("calibrated now on {} ranks of MPI_COMM_WORLD", mpi.size);
+      // for_comm reads a file on rank 0: hand the figures over in one.
+      std::string error;
+      if (mpi.rank == 0) {
+        if (!model_args_.save.empty()) {
+          handover = model_args_.save;
+          error = save_model(wanted, handover);
+        } else {
+          const char* tmp = std::getenv("TMPDIR");
+          std::string pattern =
+              std::string(tmp && *tmp ? tmp : "/tmp") + "/isostencil_model_XXXXXX";
+          const int fd = mkstemp(pattern.data());
+          if (fd < 0) {
+            error = "--model calibrate: cannot create a temporary file like " + pattern;
+          } else {
+            close(fd);
+            temporary = handover = pattern;
+            error = save_model(wanted, handover);
+          }
+        }
+      }
+      agree_usage_error(error, MPI_COMM_WORLD);
+      handover = broadcast_string(handover, MPI_COMM_WORLD);
+    } else if (!spec.empty()) {
+      std::string error;
+      if (mpi.rank == 0) {
+        try {
+          wanted = load_model(spec);
+        } catch (const UsageError& e) {
+          error = e.what();
+        }
+      }
+      agree_usage_error(error, MPI_COMM_WORLD);
+      handover = spec;
+      note = "--model " + spec;
+    }
+    if (!handover.empty()) setenv("ISO_COST_MODEL", handover.c_str(), 1);
+    const iso::CostModel& used = iso::CostModel::for_comm(MPI_COMM_WORLD);
+    if (!temporary.empty()) std::remove(temporary.c_str());
+    if (spec.empty()) {
+      if (used.source == "calibrated")
+        note =
+            fmt::format("calibrated now on {} ranks (no ISO_COST_MODEL, no cache), written to {}",
+                        mpi.size, iso::CostModel::default_cache_path());
+      else if (!environment.empty())
+        note = "ISO_COST_MODEL=" + environment;
+      else
+        note = "the cached calibration " + used.source;
+    }
+    // Whatever the source, the column and auto must use the same figures.
+    if (!spec.empty() && mpi.rank == 0 && !same_figures(used, wanted))
+      throw iso::Error("the cost model automatic uses (" + used.source + ") differs from --model " +
+                       spec);
+    if (spec != "calibrate") {
+      agree_usage_error(mpi.rank == 0 ? save_model(used, model_args_.save) : std::string(),
+                        MPI_COMM_WORLD);
+    }
+    if (!model_args_.save.empty()) note += "; saved to " + model_args_.save;
+    return used;
+  }
+
   static std::string offset_text(const iso::OffsetList& offsets, int i) {
     std::string out = "(";
     for (int j = 0; j < offsets.dims(); ++j)
@@ -335,8 +496,9 @@ private:
   }
 
   NeighborhoodArgs args_;
+  ModelArgs model_args_;
   int iterations_ = 100;
-  int bytes_ = 1024;
+  std::string bytes_ = "1024";
   int warmup_ = 2;
 };
 

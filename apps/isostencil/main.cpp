@@ -1,6 +1,7 @@
 // isostencil: the project's driver. `plan` prints a neighborhood's schedules,
 // `demo` runs and verifies the isomorphic collectives on MPI_COMM_WORLD.
 #include "command.hpp"
+#include "deck_commands.hpp"
 
 #include "iso/error.hpp"
 
@@ -41,6 +42,9 @@ int run_driver(int argc, char** argv, const isostencil::cli::MpiContext& mpi) {
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_plan_command(app));
   commands.push_back(make_demo_command(app));
+  commands.push_back(make_run_command(app));
+  commands.push_back(make_check_command(app));
+  commands.push_back(make_halo_check_command(app));
 
   if (argc > 1 && argv[1][0] != '-') {
     std::string names;

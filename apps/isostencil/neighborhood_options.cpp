@@ -1,4 +1,8 @@
+// Options shared by the subcommands: the neighborhood and process grid, and
+// the cost model.
 #include "command.hpp"
+
+#include "iso/error.hpp"
 
 namespace isostencil::cli {
 
@@ -33,6 +37,34 @@ void add_neighborhood_options(CLI::App& app, NeighborhoodArgs& args, const std::
                        ->group("Process grid");
   mesh->excludes(periodic);
   periodic->excludes(mesh);
+}
+
+CLI::Option* add_model_options(CLI::App& app, ModelArgs& args, const std::string& default_help) {
+  auto* model =
+      app.add_option("--model", args.model,
+                     "cost model (ALGORITHMS.md 5): a FILE of \"alpha = ...\" lines "
+                     "(beta, gamma, delta too), defaults (built-in figures) or "
+                     "calibrate (measure now on MPI_COMM_WORLD, a second or two; run under "
+                     "mpirun). Default: " +
+                         default_help)
+          ->type_name("FILE|defaults|calibrate")
+          ->group("Cost model");
+  app.add_option("--save-model", args.save,
+                 "write the model used to FILE (full precision; a calibration to reuse with "
+                 "--model FILE or ISO_COST_MODEL=FILE)")
+      ->type_name("FILE")
+      ->group("Cost model");
+  return model;
+}
+
+std::string save_model(const iso::CostModel& model, const std::string& path) {
+  if (path.empty()) return {};
+  try {
+    model.save(path);
+  } catch (const iso::Error& error) {
+    return "--save-model " + path + ": " + error.what();
+  }
+  return {};
 }
 
 }  // namespace isostencil::cli

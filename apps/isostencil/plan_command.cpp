@@ -1,5 +1,7 @@
 // `isostencil plan`: the schedule figures of a neighborhood for every
-// algorithm and collective. All work on rank 0; no communication.
+// algorithm and collective and, with --predict, each candidate's predicted
+// time under the cost model and automatic's choice. All work on rank 0 and no
+// communication, except for --model calibrate (collective on MPI_COMM_WORLD).
 #include "command.hpp"
 
 #include "isostencil/plan.hpp"
@@ -7,6 +9,9 @@
 
 #include "iso/error.hpp"
 #include "iso/schedule.hpp"
+
+#include <fmt/format.h>
+#include <mpi.h>
 
 #include <iostream>
 
@@ -20,13 +25,17 @@ public:
     app_ = parent.add_subcommand(
         "plan",
         "Print a neighborhood's schedules and their figures (rounds, messages, block volume) "
-        "for the linear, torus and direct algorithms, alltoall and allgather");
+        "for the linear, torus and direct algorithms, alltoall and allgather; with --predict, "
+        "every algorithm's predicted time under the cost model and auto's choice");
     app_->footer(
         "Examples:\n"
         "  isostencil plan --moore 3:1                    # 3-D 27-point stencil, 3x3x3 torus\n"
         "  isostencil plan --moore 2:1 --procs 4,4 --mesh # non-periodic: max and totals\n"
         "  isostencil plan --offsets \"1,0,0;0,1,1\" --rounds --algorithm torus\n"
-        "  isostencil plan --moore 3:1 --json");
+        "  isostencil plan --moore 3:1 --json\n"
+        "  isostencil plan --moore 3:1 --procs 16,16,16 --predict --bytes 8,512,8192\n"
+        "  mpirun -np 2 isostencil plan --moore 3:1 --procs 100,100,100 --predict --model "
+        "calibrate");
     add_neighborhood_options(*app_, args_,
                              "Moore neighborhood (Chebyshev ball, self excluded) of dimension D "
                              "and radius R, e.g. 3:1 for the 26 neighbors of a 27-point stencil",
@@ -37,6 +46,25 @@ public:
                      "computed)")
         ->check(CLI::PositiveNumber)
         ->group("Process grid");
+    auto* predict =
+        app_->add_flag("--predict", predict_,
+                       "also predict each algorithm's time per call (linear, torus, direct and "
+                       "mpi, the MPI library's neighborhood collective) under the cost model, "
+                       "and which one auto picks")
+            ->group("Cost model");
+    app_->add_option("--bytes,-b", bytes_,
+                     "bytes per block for --predict, one size or a list, e.g. 8,512,8192 "
+                     "(default 8)")
+        ->type_name("B[,B...]")
+        ->group("Cost model")
+        ->needs(predict);
+    auto* model = add_model_options(
+        *app_, model_args_,
+        "ISO_COST_MODEL (a file or defaults), else the cached calibration "
+        "(~/.cache/isostencil/cost_model.txt), else the built-in defaults; plan never "
+        "calibrates unless asked");
+    model->needs(predict);
+    app_->get_option("--save-model")->needs(predict);
     app_->add_flag("--json", json_, "print JSON instead of text")->group("Output");
     app_->add_flag("--rounds,--verbose,-v", rounds_,
                    "also print every round of one process's schedule: shift, partners and the "
@@ -54,10 +82,11 @@ public:
         ->group("Output");
   }
 
-  bool rank0_only() const override { return true; }
+  // A calibration is collective: then every rank validates and measures.
+  bool rank0_only() const override { return !model_args_.calibrate(); }
 
   int run(const MpiContext& mpi) override {
-    if (mpi.rank != 0) return 0;
+    if (mpi.rank != 0 && rank0_only()) return 0;
     const ResolvedOffsets resolved = resolve_offsets(args_, "", limits_);
     const int dims = resolved.offsets.dims();
     iso::CartGeometry grid;
@@ -81,13 +110,50 @@ public:
       throw UsageError("--rank " + std::to_string(rank_) + ": the grid has only " +
                        std::to_string(grid.num_procs()) + " processes");
 
+    std::vector<long> block_bytes;
+    iso::CostModel model;
+    std::string model_note;
+    if (predict_) {
+      block_bytes = parse_bytes_list(bytes_);
+      if (model_args_.calibrate()) {
+        if (mpi.size < 2)
+          throw UsageError(
+              "--model calibrate measures messages between ranks: run under mpirun -np 2 (or "
+              "more), or use --model FILE|defaults");
+        model = iso::CostModel::calibrate(MPI_COMM_WORLD);
+        model_note = fmt::format("calibrated now on {} ranks of MPI_COMM_WORLD", mpi.size);
+        if (mpi.rank != 0) return 0;
+      } else if (model_args_.model == "defaults") {
+        model = iso::CostModel{};
+        model_note = "built-in defaults (--model defaults)";
+      } else if (!model_args_.model.empty()) {
+        model = load_model(model_args_.model);
+        model_note = "--model " + model_args_.model;
+      } else {
+        model = model_without_calibration(model_note);
+      }
+      if (const std::string error = save_model(model, model_args_.save); !error.empty())
+        throw UsageError(error);
+      if (!model_args_.save.empty()) model_note += "; saved to " + model_args_.save;
+    }
+
     const Plan plan = compute_plan(resolved.description, resolved.offsets, grid);
+    Predictions predictions;
+    if (predict_) {
+      predictions = predict(resolved.offsets, grid, model, block_bytes);
+      predictions.model_note = model_note;
+    }
     const int rank = static_cast<int>(rank_);
     std::vector<int> coords(static_cast<std::size_t>(dims));
     grid.coords_of(rank, coords.data());
 
     if (json_) {
       auto json = plan_to_json(plan);
+      if (predict_) {
+        json["model"] = model_to_json(predictions.model, predictions.model_note);
+        json["prediction_basis"] = prediction_basis_to_json(predictions);
+        json["predictions"] = predictions_to_json(predictions);
+      }
       if (rounds_) {
         auto& schedules = json["schedules"];
         schedules["rank"] = rank;
@@ -101,6 +167,7 @@ public:
       return 0;
     }
     std::cout << format_plan_text(plan);
+    if (predict_) std::cout << "\n" << format_predictions_text(predictions);
     if (rounds_) {
       for (iso::Algorithm algorithm : algorithms)
         for (iso::Collective collective : collectives)
@@ -116,6 +183,9 @@ public:
 private:
   NeighborhoodArgs args_;
   Limits limits_;
+  ModelArgs model_args_;
+  bool predict_ = false;
+  std::string bytes_ = "8";
   bool json_ = false;
   bool rounds_ = false;
   long long rank_ = 0;

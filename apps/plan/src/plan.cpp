@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace isostencil {
@@ -67,8 +69,11 @@ std::string format_vector(const std::vector<int>& v) {
 // A text table with right-aligned numeric columns and left-aligned labels.
 class Table {
 public:
-  explicit Table(std::vector<std::string> header, std::size_t label_columns)
-      : label_columns_(label_columns) {
+  /// The first `label_columns` and the last `trailing_labels` columns are
+  /// left-aligned, the others right-aligned.
+  explicit Table(std::vector<std::string> header, std::size_t label_columns,
+                 std::size_t trailing_labels = 0)
+      : label_columns_(label_columns), trailing_labels_(trailing_labels) {
     rows_.push_back(std::move(header));
   }
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
@@ -82,7 +87,7 @@ public:
       std::string line;
       for (std::size_t c = 0; c < row.size(); ++c) {
         if (c) line += "  ";
-        if (c < label_columns_)
+        if (c < label_columns_ || c + trailing_labels_ >= row.size())
           line += fmt::format("{:<{}}", row[c], width[c]);
         else
           line += fmt::format("{:>{}}", row[c], width[c]);
@@ -95,6 +100,7 @@ public:
 
 private:
   std::size_t label_columns_;
+  std::size_t trailing_labels_;
   std::vector<std::vector<std::string>> rows_;
 };
 
@@ -274,6 +280,243 @@ nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule) {
   for (const auto& copy : schedule.copies)
     json["copies"].push_back({{"from", format_block(copy.from)}, {"to", format_block(copy.to)}});
   return json;
+}
+
+// ---------------------------------------------------------------------------
+// Predictions under the cost model.
+
+const std::vector<iso::Algorithm>& predict_algorithms() {
+  static const std::vector<iso::Algorithm> algorithms{iso::Algorithm::linear, iso::Algorithm::torus,
+                                                      iso::Algorithm::direct, iso::Algorithm::mpi};
+  return algorithms;
+}
+
+iso::BlockBytes regular_block_bytes(int neighbors, iso::Collective collective, long bytes) {
+  iso::BlockBytes weights;
+  const int send_blocks = collective == iso::Collective::alltoall ? neighbors : 1;
+  weights.send.assign(static_cast<std::size_t>(std::max(send_blocks, 0)), bytes);
+  weights.recv.assign(static_cast<std::size_t>(std::max(neighbors, 0)), bytes);
+  return weights;
+}
+
+iso::Algorithm cheapest_algorithm(const std::array<double, 4>& seconds, bool mpi_candidate) {
+  // As choose_algorithm in halo/src/collectives.cpp: strict '<' in candidate
+  // order, an excluded mpi priced out of reach.
+  std::array<double, 4> price = seconds;
+  if (!mpi_candidate) price[3] = 1e300;
+  std::size_t best = 0;
+  for (std::size_t a = 1; a < price.size(); ++a)
+    if (price[a] < price[best]) best = a;
+  return predict_algorithms()[best];
+}
+
+const Prediction& SizePrediction::at(iso::Algorithm algorithm, iso::Collective collective) const {
+  const auto& order = predict_algorithms();
+  const auto found = std::find(order.begin(), order.end(), algorithm);
+  if (found == order.end())
+    throw iso::Error(std::string("isostencil::SizePrediction::at: no prediction for ") +
+                     iso::to_string(algorithm));
+  return entries[static_cast<std::size_t>(found - order.begin())]
+                [collective == iso::Collective::alltoall ? 0 : 1];
+}
+
+Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
+                    const iso::CostModel& model, const std::vector<long>& block_bytes) {
+  Predictions out;
+  out.model = model;
+  out.torus = std::all_of(grid.periodic.begin(), grid.periodic.end(), [](bool p) { return p; });
+  long double procs = 1;
+  for (int p : grid.sizes)
+    procs *= p;
+  out.processes = static_cast<long>(procs);
+  // On a torus every process has the same schedule (up to a translation of
+  // ranks), so one process's prediction is the maximum over ranks.
+  const int evaluated = out.torus ? (grid.num_procs() > 0 ? 1 : 0) : grid.num_procs();
+  out.processes_evaluated = evaluated;
+  const int s = offsets.size();
+  const auto& collectives = plan_collectives();
+
+  std::vector<std::array<iso::BlockBytes, 2>> weights;
+  for (long bytes : block_bytes) {
+    SizePrediction size;
+    size.block_bytes = bytes;
+    out.sizes.push_back(size);
+    weights.push_back({regular_block_bytes(s, iso::Collective::alltoall, bytes),
+                       regular_block_bytes(s, iso::Collective::allgather, bytes)});
+  }
+  auto keep_max = [](Prediction& into, long rounds, long blocks, long bytes, double seconds) {
+    into.rounds = std::max(into.rounds, rounds);
+    into.volume_blocks = std::max(into.volume_blocks, blocks);
+    into.volume_bytes = std::max(into.volume_bytes, bytes);
+    into.seconds = std::max(into.seconds, seconds);
+  };
+
+  std::vector<int> coords(static_cast<std::size_t>(grid.dims()));
+  std::vector<int> targets;
+  for (int rank = 0; rank < evaluated; ++rank) {
+    grid.coords_of(rank, coords.data());
+    targets.clear();
+    for (int i = 0; i < s; ++i) {
+      const int target = grid.shifted_rank(coords.data(), offsets[i], +1);
+      if (target >= 0) targets.push_back(target);
+    }
+    std::sort(targets.begin(), targets.end());
+    if (std::adjacent_find(targets.begin(), targets.end()) != targets.end())
+      out.mpi_candidate = false;
+    const long existing = static_cast<long>(targets.size());
+
+    for (std::size_t a = 0; a < 3; ++a) {
+      for (std::size_t c = 0; c < collectives.size(); ++c) {
+        const iso::Schedule schedule = iso::build_schedule(offsets, grid, coords.data(),
+                                                           predict_algorithms()[a], collectives[c]);
+        const long rounds = static_cast<long>(schedule.rounds.size());
+        const long blocks = schedule.blocks_sent();
+        for (std::size_t k = 0; k < out.sizes.size(); ++k)
+          keep_max(out.sizes[k].entries[a][c], rounds, blocks, blocks * out.sizes[k].block_bytes,
+                   iso::predict_seconds(model, schedule, weights[k][c]));
+      }
+    }
+    // The native collective: all messages in one call.
+    for (std::size_t c = 0; c < collectives.size(); ++c)
+      for (std::size_t k = 0; k < out.sizes.size(); ++k)
+        keep_max(out.sizes[k].entries[3][c], existing > 0 ? 1 : 0, existing,
+                 existing * out.sizes[k].block_bytes,
+                 iso::predict_native_seconds(model, s, weights[k][c]));
+  }
+
+  for (auto& size : out.sizes)
+    for (std::size_t c = 0; c < 2; ++c) {
+      std::array<double, 4> seconds{};
+      for (std::size_t a = 0; a < 4; ++a)
+        seconds[a] = size.entries[a][c].seconds;
+      size.choice[c] = cheapest_algorithm(seconds, out.mpi_candidate);
+    }
+  return out;
+}
+
+std::string format_model_text(const iso::CostModel& model, const std::string& note) {
+  return fmt::format(
+      "cost model    alpha = {:.3g} s per round, beta = {:.3g} s per byte,\n"
+      "              gamma = {:.3g} s per block entry, delta = {:.3g} s per extra message "
+      "of mpi\n"
+      "  from        {}\n",
+      model.alpha, model.beta, model.gamma, model.delta, note.empty() ? model.source : note);
+}
+
+std::string format_predictions_text(const Predictions& predictions) {
+  std::string out = "predicted time per call (ALGORITHMS.md 5)\n";
+  out += format_model_text(predictions.model, predictions.model_note);
+  if (predictions.torus)
+    out +=
+        "  evaluated   one process: on a torus every process has the same schedule, so its\n"
+        "              prediction is the maximum over ranks that auto takes\n";
+  else
+    out += fmt::format(
+        "  evaluated   all {} processes (non-periodic dimensions): rounds, volume and time\n"
+        "              are maxima over processes, as auto takes them\n",
+        predictions.processes_evaluated);
+  if (!predictions.mpi_candidate)
+    out +=
+        "  mpi         not a candidate of auto: a process sends two blocks to the same rank\n"
+        "              (tiny torus; MPI libraries' own collectives are unsafe there, ALGORITHMS.md "
+        "4)\n";
+  for (const auto& size : predictions.sizes) {
+    out += fmt::format("\nblocks of {} bytes\n", size.block_bytes);
+    Table table({"collective", "algorithm", "rounds", "volume [blocks]", "volume [bytes]",
+                 "predicted [us]", "auto"},
+                2, 1);
+    for (iso::Collective collective : plan_collectives()) {
+      for (iso::Algorithm algorithm : predict_algorithms()) {
+        const Prediction& p = size.at(algorithm, collective);
+        std::string mark;
+        if (algorithm == size.chosen(collective))
+          mark = "<- auto";
+        else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate)
+          mark = "excluded";
+        table.add({iso::to_string(collective), iso::to_string(algorithm), std::to_string(p.rounds),
+                   std::to_string(p.volume_blocks), std::to_string(p.volume_bytes),
+                   fmt::format("{:.3f}", p.seconds * 1e6), mark});
+      }
+    }
+    out += table.str();
+  }
+  out +=
+      "\nauto picks the least predicted time (ties: the first of linear, torus, direct, mpi;\n"
+      "mpi = the MPI library's neighborhood collective, all messages in one call):\n";
+  Table choices({"block", "alltoall", "allgather"}, 3);
+  for (const auto& size : predictions.sizes)
+    choices.add({fmt::format("{} B", size.block_bytes),
+                 iso::to_string(size.chosen(iso::Collective::alltoall)),
+                 iso::to_string(size.chosen(iso::Collective::allgather))});
+  out += choices.str();
+  return out;
+}
+
+nlohmann::ordered_json model_to_json(const iso::CostModel& model, const std::string& note) {
+  return {{"alpha", model.alpha}, {"beta", model.beta},     {"gamma", model.gamma},
+          {"delta", model.delta}, {"source", model.source}, {"note", note}};
+}
+
+nlohmann::ordered_json predictions_to_json(const Predictions& predictions) {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  for (const auto& size : predictions.sizes) {
+    auto& per_size = json[std::to_string(size.block_bytes)];
+    for (iso::Algorithm algorithm : predict_algorithms())
+      for (iso::Collective collective : plan_collectives()) {
+        const Prediction& p = size.at(algorithm, collective);
+        per_size[iso::to_string(algorithm)][iso::to_string(collective)] = {
+            {"rounds", p.rounds},
+            {"volume_blocks", p.volume_blocks},
+            {"volume_bytes", p.volume_bytes},
+            {"predicted_seconds", p.seconds},
+        };
+      }
+    for (iso::Collective collective : plan_collectives())
+      per_size["auto"][iso::to_string(collective)] = iso::to_string(size.chosen(collective));
+  }
+  return json;
+}
+
+nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions) {
+  return {{"processes", predictions.processes},
+          {"processes_evaluated", predictions.processes_evaluated},
+          {"torus", predictions.torus},
+          {"mpi_candidate", predictions.mpi_candidate},
+          {"rule",
+           "auto = least predicted_seconds (maximum over processes); ties: first of linear, "
+           "torus, direct, mpi; mpi excluded where a process's targets coincide"}};
+}
+
+iso::CostModel load_model(const std::string& spec, const std::string& option) {
+  if (spec == "defaults") return iso::CostModel{};
+  try {
+    return iso::CostModel::load(spec);
+  } catch (const iso::Error& error) {
+    throw UsageError(option + " " + spec + ": " + error.what() +
+                     " (give a file of \"alpha = ...\" lines, defaults or calibrate)");
+  }
+}
+
+iso::CostModel model_without_calibration(std::string& note) {
+  if (const char* chosen = std::getenv("ISO_COST_MODEL"); chosen && *chosen) {
+    note = std::string("ISO_COST_MODEL=") + chosen;
+    return load_model(chosen, "ISO_COST_MODEL");
+  }
+  const std::string path = iso::CostModel::default_cache_path();
+  if (!std::ifstream(path)) {
+    note = "built-in defaults (no ISO_COST_MODEL, no cached calibration " + path +
+           "; plan calibrates only with --model calibrate)";
+    return iso::CostModel{};
+  }
+  try {
+    iso::CostModel model = iso::CostModel::load(path);
+    note = "the cached calibration " + path;
+    return model;
+  } catch (const iso::Error& error) {
+    note = std::string("built-in defaults (the cached calibration cannot be used: ") +
+           error.what() + ")";
+    return iso::CostModel{};
+  }
 }
 
 }  // namespace isostencil

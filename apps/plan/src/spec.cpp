@@ -119,6 +119,22 @@ std::vector<int> parse_procs(const std::string& text, int dims, int min_size,
   return procs;
 }
 
+std::vector<long> parse_bytes_list(const std::string& text, const std::string& option) {
+  const long long largest = 1LL << 30;
+  std::vector<long> sizes;
+  for (long long value : parse_integer_list(text, option)) {
+    if (value < 1 || value > largest)
+      throw UsageError(option + " " + text + ": " + std::to_string(value) +
+                       " is not in range [1 - " + std::to_string(largest) + "] (bytes per block)");
+    if (std::find(sizes.begin(), sizes.end(), value) == sizes.end())
+      sizes.push_back(static_cast<long>(value));
+  }
+  if (sizes.size() > 64)
+    throw UsageError(option + " " + text + ": at most 64 block sizes, got " +
+                     std::to_string(sizes.size()));
+  return sizes;
+}
+
 std::vector<bool> parse_periodic(const std::string& text, int dims) {
   std::vector<bool> flags;
   std::stringstream parts(text);

@@ -35,7 +35,9 @@ struct CostModel {
   /// The model `automatic` uses on `comm` (collective on first use): the file
   /// named by ISO_COST_MODEL if set ("defaults" selects the built-in figures),
   /// else the cached calibration file (default_cache_path()), else a fresh
-  /// calibration that is then written there. Cached per process.
+  /// calibration that is then written there (on a one-rank communicator the
+  /// defaults, not cached: there is nobody to measure against). Cached per
+  /// process.
   static const CostModel& for_comm(MPI_Comm comm);
   static std::string default_cache_path();
 };

@@ -3,11 +3,13 @@
 // is unit-testable and `plan` runs without mpirun.
 #pragma once
 
+#include "iso/cost_model.hpp"
 #include "iso/geometry.hpp"
 #include "iso/schedule.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -54,5 +56,91 @@ std::string format_block(const iso::BlockRef& block);
 std::string format_schedule_text(const iso::Schedule& schedule, const iso::CartGeometry& grid,
                                  int rank);
 nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule);
+
+// ---------------------------------------------------------------------------
+// Predictions under the cost model (ALGORITHMS.md 5; `plan --predict`, `demo`).
+// Pure computation with the library's own predict_seconds and
+// predict_native_seconds, and the rule of Algorithm::automatic: the least
+// predicted time (maximum over processes), first in predict_algorithms() order
+// on a tie, mpi excluded where some process's targets coincide.
+
+/// linear, torus, direct, mpi: the candidates of Algorithm::automatic, in the
+/// order it tries them.
+const std::vector<iso::Algorithm>& predict_algorithms();
+
+/// The block sizes the library weighs a regular collective's schedule entries
+/// with: s send blocks (alltoall) or one (allgather), s receive blocks, each
+/// of `bytes` bytes.
+iso::BlockBytes regular_block_bytes(int neighbors, iso::Collective collective, long bytes);
+
+/// Automatic's choice among predict_algorithms(): `seconds` in that order.
+iso::Algorithm cheapest_algorithm(const std::array<double, 4>& seconds, bool mpi_candidate);
+
+/// One algorithm and collective at one block size.
+struct Prediction {
+  long rounds = 0;         ///< communication rounds at a process (the native collective: 1)
+  long volume_blocks = 0;  ///< blocks sent per call by a process
+  long volume_bytes = 0;   ///< bytes sent per call by a process
+  double seconds = 0;      ///< predicted time per call
+};
+
+struct SizePrediction {
+  long block_bytes = 0;
+  /// [algorithm in predict_algorithms() order][0: alltoall, 1: allgather]
+  std::array<std::array<Prediction, 2>, 4> entries;
+  std::array<iso::Algorithm, 2> choice{iso::Algorithm::linear, iso::Algorithm::linear};
+
+  const Prediction& at(iso::Algorithm algorithm, iso::Collective collective) const;
+  iso::Algorithm chosen(iso::Collective collective) const {
+    return choice[collective == iso::Collective::alltoall ? 0 : 1];
+  }
+};
+
+struct Predictions {
+  iso::CostModel model;
+  std::string model_note;        ///< where the model came from, for the reader
+  bool torus = true;             ///< every dimension periodic: one process evaluated
+  long processes = 0;            ///< processes of the grid
+  long processes_evaluated = 0;  ///< 1 on a torus, all on a mesh
+  /// False where some process sends two blocks to the same rank (tiny tori):
+  /// automatic never picks mpi there (ALGORITHMS.md 4).
+  bool mpi_candidate = true;
+  std::vector<SizePrediction> sizes;
+};
+
+/// Figures (maximum over the evaluated processes) and predicted times of every
+/// candidate and collective for each block size, and automatic's choice. On a
+/// torus every process has the same schedule, so one process is evaluated
+/// and its figures are the maximum over ranks the library takes; on a mesh
+/// every process is evaluated (call check_limits first: that is
+/// processes x (offsets + torus rounds) work).
+Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
+                    const iso::CostModel& model, const std::vector<long>& block_bytes);
+
+/// "alpha = 3e-06 s/round, beta = ..." and the source.
+std::string format_model_text(const iso::CostModel& model, const std::string& note);
+/// One table per block size, automatic's choice marked.
+std::string format_predictions_text(const Predictions& predictions);
+/// {"alpha", "beta", "gamma", "delta", "source", "note"}
+nlohmann::ordered_json model_to_json(const iso::CostModel& model, const std::string& note);
+/// {"8": {"linear": {"alltoall": {"rounds", "volume_blocks", "volume_bytes",
+/// "predicted_seconds"}, "allgather": {...}}, ..., "mpi": {...},
+/// "auto": {"alltoall": "torus", "allgather": "torus"}}, "512": {...}}
+nlohmann::ordered_json predictions_to_json(const Predictions& predictions);
+/// How the predictions were evaluated: {"processes", "processes_evaluated",
+/// "torus", "mpi_candidate", "rule"}.
+nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions);
+
+/// The model a command uses when the user names one: "defaults" (built-in
+/// figures) or a file of "key = value" lines. UsageError naming `option` when
+/// the file cannot be used.
+iso::CostModel load_model(const std::string& spec, const std::string& option = "--model");
+
+/// The model without --model and without MPI (`plan`): CostModel::for_comm's
+/// sources in its order — ISO_COST_MODEL ("defaults" or a file, which must
+/// load), else the cached calibration (CostModel::default_cache_path()) — but
+/// never a calibration: without either, the built-in defaults. `note` says
+/// which source was used (and why a cache file was skipped).
+iso::CostModel model_without_calibration(std::string& note);
 
 }  // namespace isostencil

@@ -61,6 +61,10 @@ std::vector<long long> parse_integer_list(const std::string& text, const std::st
 /// Parses "--procs P0,P1,...": exactly `dims` entries, each >= `min_size`.
 std::vector<int> parse_procs(const std::string& text, int dims, int min_size = 1,
                              const Limits& limits = {});
+/// Parses a list of block sizes in bytes ("8,512,8192"): each 1 .. 2^30, at
+/// most 64 sizes, in the order given (repeats dropped). `option` names the
+/// option in messages.
+std::vector<long> parse_bytes_list(const std::string& text, const std::string& option = "--bytes");
 /// Parses "--periodic 1,0,1" (also true/false, yes/no): exactly `dims` flags.
 std::vector<bool> parse_periodic(const std::string& text, int dims);
 

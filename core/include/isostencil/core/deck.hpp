@@ -197,7 +197,9 @@ void check_decomposition(const Deck& deck, int num_procs);
 
 /// Collective: creates output.dir (rank 0) and writes and removes a temporary
 /// file there on every rank; throws the same DeckError on every rank (naming
-/// output.dir's location) when any rank cannot.
-void check_output_writable(MPI_Comm comm, const Deck& deck);
+/// output.dir's location) when any rank cannot. With `create` false nothing
+/// is created: an existing output.dir is probed, a missing one must have a
+/// writable nearest existing ancestor (`isostencil check`).
+void check_output_writable(MPI_Comm comm, const Deck& deck, bool create = true);
 
 }  // namespace isostencil::core

@@ -1,0 +1,52 @@
+// Result rows and their CSV form: one row per (operation, neighborhood, size,
+// contender) with the statistics and the environment they were measured in.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+namespace isobench {
+
+/// Where the numbers come from (the same on every rank; filled on all).
+struct Environment {
+  std::string mpi_library;  ///< first line of MPI_Get_library_version
+  std::string mpi_version;  ///< MPI_Get_version, "3.1"
+  int np = 1;
+  std::string hostname;
+  std::string date;         ///< start of the run, ISO 8601 UTC
+  static Environment collect(MPI_Comm comm);
+};
+
+struct ResultRow {
+  std::string operation;     ///< alltoall, allgather, alltoallw, setup
+  std::string neighborhood;  ///< e.g. moore-d3-r1
+  int dims = 0;
+  int neighbors = 0;         ///< s
+  long long size_bytes = 0;  ///< block size (alltoallw: the base m)
+  long long send_bytes = 0;  ///< send buffer per rank
+  std::string contender;
+  std::string chosen;        ///< the algorithm `auto` picked; else empty
+  std::string status;        ///< ok, skipped, error
+  std::string note;
+  std::vector<double> launch_medians;  ///< seconds, one per launch
+  long long reps = 0;        ///< repetitions per launch
+  long long reps_kept = 0;   ///< over all launches
+  long long outliers = 0;    ///< over all launches
+  std::string proc_dims;     ///< "2x1x1"
+  std::string periodic;      ///< "1,1,1"
+};
+
+/// The CSV header line (no newline).
+std::string csv_header();
+/// One CSV line (no newline); fields quoted as RFC 4180 where needed.
+std::string csv_line(const ResultRow& row, const Environment& env);
+/// Writes header and rows; throws std::runtime_error when the file cannot be written.
+void write_csv(const std::string& path, const std::vector<ResultRow>& rows, const Environment& env);
+
+std::string format_bytes(long long bytes);  ///< "64 B", "4 KiB", "1.5 MiB"
+/// Parses "1G", "512M", "64K", "4096" (binary units) into bytes; -1 when malformed.
+long long parse_bytes(const std::string& text);
+
+}  // namespace isobench

@@ -1,0 +1,133 @@
+// `isostencil run [DECK] [--set table.key=value ...] [--restart FILE] [--quiet]`:
+// runs a sample solver (Jacobi, Life, upwind advection) from an input deck
+// (TOML; without DECK the built-in default deck, inputs/default.toml).
+//
+// Errors. Every rank reads the same deck text (rank 0 reads the file and
+// broadcasts it) and parses it alike, so a bad deck is the same DeckError on
+// every rank: rank 0 prints it (one "file:line:column: error: ..." line per
+// problem) and every rank exits with code 2, before anything is computed or
+// written. The same holds for --restart problems and an unwritable
+// output.dir. Other failures (a kernel error on one rank only) abort the job
+// through main.cpp (MPI_Abort), so no rank is left waiting.
+#include "command.hpp"
+#include "run_driver.hpp"
+
+#include "isostencil/core/checkpoint.hpp"
+#include "isostencil/core/deck.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <mpi.h>
+
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace isostencil::cli {
+
+namespace {
+
+std::string join_longs(const std::vector<long>& values) {
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "x" : "") + std::to_string(values[i]);
+  return text;
+}
+
+class RunCommand final : public Command {
+public:
+  explicit RunCommand(CLI::App& parent) {
+    app_ = parent.add_subcommand(
+        "run",
+        "Run a sample solver (jacobi, life, advection) from an input deck under mpirun;\n"
+        "progress on stdout from rank 0, a summary at the end (also as JSON beside the output).");
+    app_->add_option("deck", deck_path_,
+                     "input deck (TOML); default: the built-in default deck (inputs/default.toml), "
+                     "or the deck stored in the --restart checkpoint");
+    app_->add_option("--set", overrides_,
+                     "override a deck key, typed by the deck schema: table.key=value "
+                     "(repeatable; e.g. --set run.steps=10 --set grid.extent=64,64)")
+        ->allow_extra_args(false)
+        ->type_name("TABLE.KEY=VALUE");
+    app_->add_option("--restart", restart_path_,
+                     "continue from a checkpoint (<output.dir>/<name>.checkpoint.h5) up to run.steps; "
+                     "any rank count; without DECK the checkpoint's own deck is used")
+        ->type_name("FILE");
+    app_->add_flag("--quiet,-q", quiet_, "no header and no progress lines; only the verdict");
+    app_->footer(
+        "Examples:\n"
+        "  mpirun -np 2 isostencil run                                  # the default deck\n"
+        "  mpirun -np 2 isostencil run inputs/life_2d_gun.toml --set run.steps=300\n"
+        "  mpirun -np 3 isostencil run --restart output/jacobi_2d_5pt.checkpoint.h5\n"
+        "Deck keys and defaults: README \"Input decks\", or isostencil check --keys.");
+  }
+
+  int run(const MpiContext& mpi) override {
+    Kokkos::ScopeGuard kokkos;
+    try {
+      return run_deck(mpi);
+    } catch (const core::DeckError& error) {
+      // Every rank has the same error (see the file comment): rank 0 speaks.
+      if (mpi.rank == 0) std::cerr << error.what() << "\nisostencil run: nothing was run\n";
+      return 2;
+    }
+  }
+
+private:
+  int run_deck(const MpiContext& mpi) {
+    std::optional<core::CheckpointReader> restart;
+    core::Deck deck;
+    if (!restart_path_.empty()) {
+      try {
+        restart.emplace(MPI_COMM_WORLD, restart_path_);
+      } catch (const iso::Error& error) {
+        throw core::DeckError("--restart " + restart_path_ + ": error: " + error.what());
+      }
+      const core::CheckpointInfo& info = restart->info();
+      if (deck_path_.empty()) {
+        deck = core::deck_from_text(info.deck, restart_path_ + " (stored deck)", overrides_, ".");
+      } else {
+        deck = core::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+        if (deck.kernel.name != info.kernel || deck.grid.extent != info.global_extent)
+          throw core::DeckError("--restart " + restart_path_ + ": error: the checkpoint holds a " +
+                                info.kernel + " run on " + join_longs(info.global_extent) +
+                                " cells; the deck " + deck.source + " describes " + deck.kernel.name +
+                                " on " + join_longs(deck.grid.extent) +
+                                " (leave DECK out to use the checkpoint's own deck)");
+      }
+      if (info.step > deck.run.steps)
+        deck.fail("run.steps", "run.steps = " + std::to_string(deck.run.steps) +
+                                   " lies before the checkpoint's step " + std::to_string(info.step) +
+                                   " (" + restart_path_ + "); run.steps is the last step, e.g. --set run.steps=" +
+                                   std::to_string(info.step + deck.run.steps));
+    } else {
+      deck = core::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+    }
+    core::check_decomposition(deck, mpi.size);
+    run::check_kernel_inputs(deck);
+    core::check_output_writable(MPI_COMM_WORLD, deck);
+
+    run::Setup setup;
+    setup.deck = &deck;
+    setup.mpi = mpi;
+    setup.quiet = quiet_;
+    setup.restart = restart ? &*restart : nullptr;
+    setup.restart_path = restart_path_;
+    setup.start_step = restart ? restart->info().step : 0;
+    if (deck.kernel.name == "jacobi") return run::run_jacobi(setup);
+    if (deck.kernel.name == "life") return run::run_life(setup);
+    return run::run_advection(setup);
+  }
+
+  std::string deck_path_;
+  std::vector<std::string> overrides_;
+  std::string restart_path_;
+  bool quiet_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_run_command(CLI::App& parent) {
+  return std::make_unique<RunCommand>(parent);
+}
+
+}  // namespace isostencil::cli

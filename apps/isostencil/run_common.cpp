@@ -1,0 +1,252 @@
+// `isostencil run`: header, progress lines, summary (text and JSON).
+#include "run_driver.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#ifndef ISOSTENCIL_VERSION
+#define ISOSTENCIL_VERSION "unknown"
+#endif
+
+namespace isostencil::cli::run {
+
+namespace {
+
+std::string join_longs(const std::vector<long>& values, const char* separator) {
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? separator : "") + std::to_string(values[i]);
+  return text;
+}
+
+std::string grid_text(const core::Decomposition& decomposition) {
+  std::vector<long> procs(decomposition.process_dims().begin(), decomposition.process_dims().end());
+  std::string periodic;
+  for (int j = 0; j < decomposition.dims(); ++j)
+    periodic += std::string(j ? ", " : "") + (decomposition.periodic()[j] ? "periodic" : "bounded");
+  return join_longs(decomposition.global_extent(), "x") + " (" + periodic + ") on " +
+         std::to_string(decomposition.num_procs()) + " rank" +
+         (decomposition.num_procs() == 1 ? "" : "s") + " as " + join_longs(procs, "x");
+}
+
+std::string seconds_text(double seconds) {
+  if (seconds < 0) return "-";
+  if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  if (seconds < 1.0) return fmt::format("{:.2f} ms", seconds * 1e3);
+  if (seconds < 120.0) return fmt::format("{:.2f} s", seconds);
+  return fmt::format("{:.1f} min", seconds / 60.0);
+}
+
+std::string steps_list(const std::vector<long>& steps) {
+  if (steps.size() <= 6) return join_longs(steps, ", ");
+  return std::to_string(steps[0]) + ", " + std::to_string(steps[1]) + ", ..., " +
+         std::to_string(steps.back()) + " (" + std::to_string(steps.size()) + " steps)";
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> output_attributes(const Setup& setup,
+                                                                   const std::string& kernel_text) {
+  const core::Deck& deck = *setup.deck;
+  std::string overrides;
+  for (const std::string& item : deck.overrides)
+    overrides += (overrides.empty() ? "" : "\n") + item;
+  return {{"deck", deck.effective_toml()}, {"deck_text", deck.text},
+          {"deck_file", deck.source},      {"overrides", overrides},
+          {"kernel", deck.kernel.name},    {"kernel_description", kernel_text},
+          {"restart", setup.restart_path}, {"isostencil_version", ISOSTENCIL_VERSION}};
+}
+
+void print_header(const Setup& setup, const core::Decomposition& decomposition,
+                  const std::string& stencil, const std::string& describe,
+                  const std::string& algorithm) {
+  if (setup.mpi.rank != 0 || setup.quiet) return;
+  const core::Deck& deck = *setup.deck;
+  std::string out;
+  out += fmt::format("isostencil run: {}{}\n", deck.source,
+                     setup.restart ? " (restart from " + setup.restart_path + " at step " +
+                                         std::to_string(setup.start_step) + ")"
+                                   : std::string());
+  for (const std::string& item : deck.overrides)
+    out += fmt::format("  --set {}\n", item);
+  out += fmt::format("  kernel   {}: {}\n", deck.kernel.name, describe);
+  out += fmt::format("  grid     {}\n", grid_text(decomposition));
+  out += fmt::format("  stencil  {}\n", stencil);
+  out +=
+      fmt::format("  halo     {} -> {}{}; overlap {}\n", deck.halo.algorithm, algorithm,
+                  deck.halo.validate_every > 0
+                      ? ", validated every " + std::to_string(deck.halo.validate_every) + " steps"
+                      : std::string(", not validated"),
+                  deck.run.overlap ? "on" : "off");
+  std::string output =
+      deck.output.format == "hdf5"
+          ? deck.output_path(".h5") +
+                (deck.output.every > 0 ? " every " + std::to_string(deck.output.every) + " steps"
+                                       : std::string(" (final state)"))
+          : std::string("none");
+  if (deck.output.checkpoint_every > 0)
+    output += "; checkpoint every " + std::to_string(deck.output.checkpoint_every) + " steps";
+  out += fmt::format("  steps    {} -> {}, progress every {}; output {}\n", setup.start_step,
+                     deck.run.steps, deck.run.residual_every, output);
+  std::cout << out << std::flush;
+}
+
+void print_progress(const Setup& setup, long step, const Metric& metric, double seconds_per_step,
+                    double halo_share, double eta_seconds) {
+  if (setup.mpi.rank != 0) return;
+  const long last = setup.deck->run.steps;
+  const int width = static_cast<int>(std::to_string(last).size());
+  std::string line = fmt::format("step {:>{}}/{}  {}", step, width, last, metric.text);
+  if (seconds_per_step > 0)
+    line += fmt::format("  {}/step  halo {:.0f}%  ETA {}", seconds_text(seconds_per_step),
+                        100.0 * halo_share, eta_seconds <= 0 ? "0 s" : seconds_text(eta_seconds));
+  std::cout << line << "\n" << std::flush;
+}
+
+int finish(const Setup& setup, const core::Decomposition& decomposition, Report& report) {
+  const core::Deck& deck = *setup.deck;
+  const bool root = setup.mpi.rank == 0;
+  const long steps = report.last_step - report.first_step;
+  long cells = 1;
+  for (const long n : decomposition.global_extent())
+    cells *= n;
+  const double compute = report.kernel_seconds + report.halo_seconds;
+  const double rate =
+      report.total_seconds > 0
+          ? static_cast<double>(cells) * static_cast<double>(steps) / report.total_seconds / 1e6
+          : 0.0;
+  report.summary_path = deck.output_path(".summary.json");
+
+  nlohmann::ordered_json json;
+  json["deck"] = deck.source;
+  json["overrides"] = deck.overrides;
+  json["kernel"] = report.kernel;
+  json["kernel_description"] = report.describe;
+  json["dims"] = decomposition.dims();
+  json["extent"] = decomposition.global_extent();
+  json["periodic"] = decomposition.periodic();
+  json["ranks"] = decomposition.num_procs();
+  json["procs"] = decomposition.process_dims();
+  json["stencil"] = report.stencil;
+  json["restart"] =
+      setup.restart ? nlohmann::ordered_json(setup.restart_path) : nlohmann::ordered_json();
+  json["steps"] = {{"first", report.first_step},
+                   {"last", report.last_step},
+                   {"requested", report.steps_requested},
+                   {"run", steps}};
+  json["converged"] = report.converged;
+  const auto metric_json = [](const Metric& metric) {
+    nlohmann::ordered_json value = {
+        {"name", metric.name}, {"value", metric.value}, {"text", metric.text}};
+    for (const auto& [name, figure] : metric.figures)
+      value[name] = figure;
+    return value;
+  };
+  json["initial"] = metric_json(report.first_metric);
+  json["final"] = metric_json(report.last_metric);
+  json["timings"] = {
+      {"total_s", report.total_seconds},
+      {"kernel_s", report.kernel_seconds},
+      {"halo_s", report.halo_seconds},
+      {"io_s", report.io_seconds},
+      {"validation_s", report.validation_seconds},
+      {"measure_s", report.measure_seconds},
+      {"setup_s", report.setup_seconds},
+      {"per_step_s", steps > 0 ? report.total_seconds / static_cast<double>(steps) : 0.0},
+      {"halo_share", compute > 0 ? report.halo_seconds / compute : 0.0},
+      {"mcells_per_s", rate},
+      {"note", "maxima over ranks; halo = exposed exchange time (start + wait)"}};
+  json["halo"] = {{"requested", report.algorithm_requested},
+                  {"algorithm", report.algorithm_chosen},
+                  {"validate_every", deck.halo.validate_every},
+                  {"validations", report.validations},
+                  {"validated_ghost_cells", report.validated_cells},
+                  {"ok", report.validation_ok},
+                  {"mismatch", report.validation_message}};
+  json["output"] = {{"h5", report.h5_path},
+                    {"xmf", report.xmf_path},
+                    {"xdmf_note", report.xdmf_note},
+                    {"steps", report.output_steps},
+                    {"checkpoint", report.checkpoint_path},
+                    {"checkpoint_steps", report.checkpoint_steps}};
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  for (const Check& check : report.checks)
+    checks.push_back({{"name", check.name}, {"ok", check.ok}, {"detail", check.detail}});
+  json["checks"] = checks;
+  json["validates"] = report.validates();
+
+  std::string write_error;
+  if (root) {
+    std::ofstream out(report.summary_path, std::ios::trunc);
+    out << json.dump(2) << "\n";
+    if (!out) write_error = "cannot write " + report.summary_path;
+  }
+  iso::agree_on_errors(decomposition.comm(), "isostencil run", write_error);
+
+  if (root) {
+    std::string out;
+    if (!report.validation_ok) {
+      out += fmt::format("HALO VALIDATION FAILED at exchange {} of {}: {}\n", report.validations,
+                         deck.halo.validate_every, report.validation_message);
+    }
+    out +=
+        fmt::format("summary: {} steps ({} -> {}){}\n", steps, report.first_step, report.last_step,
+                    report.converged ? ", converged (" + report.last_metric.text + ")" : "");
+    out += fmt::format("  final    {}\n", report.last_metric.text);
+    out += fmt::format(
+        "  time     total {}: kernel {}, halo {} ({:.0f}% of kernel+halo), I/O {}, validation {}, "
+        "measure {}; {:.2f} Mcell-steps/s\n",
+        seconds_text(report.total_seconds), seconds_text(report.kernel_seconds),
+        seconds_text(report.halo_seconds),
+        compute > 0 ? 100.0 * report.halo_seconds / compute : 0.0, seconds_text(report.io_seconds),
+        seconds_text(report.validation_seconds), seconds_text(report.measure_seconds), rate);
+    out += fmt::format(
+        "  halo     requested {}, ran {}; {}\n", report.algorithm_requested,
+        report.algorithm_chosen,
+        report.validations == 0
+            ? std::string("not validated (halo.validate_every = 0)")
+            : fmt::format("{} validation{} against the naive exchange, {} ({} ghost cells)",
+                          report.validations, report.validations == 1 ? "" : "s",
+                          report.validation_ok ? "all matched" : "MISMATCH",
+                          report.validated_cells));
+    if (!report.h5_path.empty())
+      out += fmt::format(
+          "  output   {} (steps {}){}\n", report.h5_path, steps_list(report.output_steps),
+          report.xmf_path.empty() ? "; " + report.xdmf_note : ", " + report.xmf_path);
+    if (!report.checkpoint_steps.empty())
+      out += fmt::format("  restart  {} (step {})\n", report.checkpoint_path,
+                         report.checkpoint_steps.back());
+    out += fmt::format("  summary  {}\n", report.summary_path);
+    std::string checks_text;
+    for (const Check& check : report.checks)
+      checks_text += (checks_text.empty() ? "" : "; ") + check.name + " " +
+                     (check.ok ? "ok" : "FAILED") +
+                     (check.detail.empty() ? "" : " (" + check.detail + ")");
+    if (report.validations > 0)
+      checks_text = (checks_text.empty() ? "" : checks_text + "; ") + "halo " +
+                    (report.validation_ok ? "ok" : "MISMATCH");
+    if (report.validates())
+      out += "Solution validates: " + checks_text + "\n";
+    else
+      out += "Solution does not validate: " + checks_text + "\n";
+    if (setup.quiet) {
+      // Quiet: only the verdict (and a failure's report).
+      std::string quiet_text =
+          report.validation_ok ? std::string() : out.substr(0, out.find('\n') + 1);
+      quiet_text += out.substr(out.rfind("Solution"));
+      out = quiet_text;
+    }
+    (report.validates() ? std::cout : std::cerr) << out << std::flush;
+  }
+  return report.validates() ? 0 : 1;
+}
+
+void fail_with(const core::Deck& deck, const std::string& key, const std::exception& error) {
+  deck.fail(key, error.what());
+}
+
+}  // namespace isostencil::cli::run

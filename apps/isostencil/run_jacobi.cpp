@@ -1,0 +1,175 @@
+// `isostencil run` with kernel.name = "jacobi": kernels::Jacobi<D> on the
+// deck's grid, Laplacian (or the deck's weights), constant source and
+// Dirichlet boundary.
+#include "run_driver.hpp"
+#include "run_models.hpp"
+
+#include "isostencil/kernels/jacobi.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace isostencil::cli::run {
+
+namespace {
+
+core::Stencil jacobi_stencil(const core::Deck& deck, int dims) {
+  if (!deck.stencil.weights.empty()) return deck.make_stencil();
+  if (deck.stencil.shape == "box") return kernels::box_laplacian(dims);
+  return kernels::star_laplacian(dims);
+}
+
+template <int D>
+class JacobiModel {
+public:
+  using Field = core::Field<double, D>;
+
+  JacobiModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
+      : setup_(setup),
+        deck_(*setup.deck),
+        grid_(make_grid<D>(deck_, std::move(decomposition), jacobi_stencil(deck_, D))),
+        probe_(grid_, halo_options(deck_)) {
+    Field u = grid_.template make_field<double>("u");
+    if (setup.restart) {
+      setup.restart->read("u", grid_, u);
+    } else {
+      initialize(u);
+    }
+    const double boundary = deck_.kernel.boundary;
+    kernels::set_dirichlet_ghosts<D>(grid_, u, [boundary](const auto&) { return boundary; });
+    Field source;
+    if (deck_.kernel.source != 0.0) {
+      source = grid_.template make_field<double>("f");
+      Kokkos::deep_copy(source, deck_.kernel.source);
+    }
+    kernels::JacobiOptions options;
+    options.residual_every = 0;  // measured explicitly (measure()), at the deck's steps
+    options.final_residual = false;
+    options.overlap = deck_.run.overlap;
+    options.halo = halo_options(deck_);
+    jacobi_.emplace(grid_, u, source, options);
+    const FieldStats stats = field_stats<D>(grid_, u);
+    lowest_ = stats.min;
+    highest_ = stats.max;
+    bool bounded = false;
+    for (const bool periodic : grid_.decomposition().periodic())
+      bounded = bounded || !periodic;
+    if (bounded) {
+      lowest_ = std::min(lowest_, boundary);
+      highest_ = std::max(highest_, boundary);
+    }
+  }
+
+  const core::Decomposition& decomposition() const { return grid_.decomposition(); }
+  std::string stencil_text() const { return grid_.stencil().describe(); }
+  std::string describe() const {
+    std::string weights =
+        deck_.stencil.weights.empty()
+            ? (deck_.stencil.shape == "box" ? "box (Mehrstellen) Laplacian" : "star Laplacian")
+            : "the deck's weights";
+    return fmt::format(
+        "-L u = f, L = {}, f = {}, boundary u = {}, tolerance {}", weights, deck_.kernel.source,
+        deck_.kernel.boundary,
+        deck_.run.tolerance > 0 ? fmt::format("{:g}", deck_.run.tolerance) : std::string("none"));
+  }
+  std::vector<std::string> fields() const { return {"u"}; }
+
+  kernels::UpdateTimes advance(long steps) {
+    const kernels::JacobiSummary summary = jacobi_->run(steps);
+    return kernels::UpdateTimes{summary.kernel_seconds, summary.halo_seconds};
+  }
+
+  Metric measure(long) {
+    const kernels::Residual residual = jacobi_->residual();
+    if (first_l2_ < 0) first_l2_ = residual.l2;
+    last_l2_ = residual.l2;
+    last_max_ = residual.max;
+    Metric metric;
+    metric.name = "residual";
+    metric.value = residual.max;
+    metric.text = fmt::format("residual {:.3e} (l2 {:.3e})", residual.max, residual.l2);
+    metric.converged = deck_.run.tolerance > 0 && residual.max <= deck_.run.tolerance;
+    metric.figures = {{"residual_max", residual.max}, {"residual_l2", residual.l2}};
+    return metric;
+  }
+
+  iso::HaloValidation validate_halo() { return probe_.validate(jacobi_->solution()); }
+  std::string algorithm() { return probe_.algorithm(jacobi_->solution()); }
+  double time(long step) const { return static_cast<double>(step); }
+  void write_fields(core::FieldSeries& series) { series.write("u", grid_, jacobi_->solution()); }
+  void write_state(core::CheckpointWriter& writer) {
+    writer.write("u", grid_, jacobi_->solution());
+  }
+
+  std::vector<Check> checks(long) {
+    std::vector<Check> checks;
+    checks.push_back({"residual finite", std::isfinite(last_l2_) && std::isfinite(last_max_),
+                      fmt::format("max {:.3e}", last_max_)});
+    checks.push_back({"residual not increased", !(last_l2_ > first_l2_ * (1 + 1e-12) + 1e-300),
+                      fmt::format("l2 {:.3e} -> {:.3e}", first_l2_, last_l2_)});
+    // Maximum principle: with f = 0 and non-negative neighbour weights a sweep
+    // averages, so the iterate stays within the initial and boundary values.
+    bool averaging = deck_.kernel.source == 0.0;
+    const core::Stencil& stencil = grid_.stencil();
+    for (int i = 0; i < stencil.size(); ++i) {
+      bool centre = true;
+      for (int j = 0; j < D; ++j)
+        centre = centre && stencil.offsets()[i][j] == 0;
+      if (!centre && stencil.weights()[static_cast<std::size_t>(i)] < 0) averaging = false;
+    }
+    if (averaging) {
+      const FieldStats stats = field_stats<D>(grid_, jacobi_->solution());
+      const double slack = 1e-12 * std::max({1.0, std::fabs(lowest_), std::fabs(highest_)});
+      checks.push_back({"maximum principle",
+                        stats.min >= lowest_ - slack && stats.max <= highest_ + slack,
+                        fmt::format("u in [{:.6g}, {:.6g}] within [{:.6g}, {:.6g}]", stats.min,
+                                    stats.max, lowest_, highest_)});
+    }
+    return checks;
+  }
+
+private:
+  void initialize(const Field& u) {
+    const core::Deck::Init& init = deck_.init;
+    if (init.type == "constant") {
+      Kokkos::deep_copy(u, init.value);
+      return;
+    }
+    auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), u);
+    for_each_interior<D>(
+        grid_, [&](const std::array<int, D>& local, const std::array<long, D>& global) {
+          double value = 0.0;
+          if (init.type == "random") {
+            value = init.low + (init.high - init.low) *
+                                   random_unit(init.seed, global_linear<D>(grid_, global));
+          } else {  // gaussian
+            double r2 = 0.0;
+            for (int j = 0; j < D; ++j) {
+              const double d =
+                  static_cast<double>(global[j]) - init.center[static_cast<std::size_t>(j)];
+              r2 += d * d;
+            }
+            value = init.amplitude * std::exp(-r2 / (2.0 * init.width * init.width));
+          }
+          host.data()[local_offset<D>(grid_, local)] = value;
+        });
+    Kokkos::deep_copy(u, host);
+  }
+
+  const Setup& setup_;
+  const core::Deck& deck_;
+  core::Grid<D> grid_;
+  HaloProbe<D> probe_;
+  std::optional<kernels::Jacobi<D>> jacobi_;
+  double lowest_ = 0, highest_ = 0;
+  double first_l2_ = -1, last_l2_ = 0, last_max_ = 0;
+};
+
+}  // namespace
+
+int run_jacobi(const Setup& setup) {
+  return dispatch_dims<JacobiModel>(setup);
+}
+
+}  // namespace isostencil::cli::run

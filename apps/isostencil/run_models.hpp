@@ -1,0 +1,75 @@
+// `isostencil run`: turning a deck into a decomposition and a grid, and the
+// dispatch of a kernel's Model over the grid's dimension (1 to 4).
+#pragma once
+
+#include "run_driver.hpp"
+
+#include "isostencil/core/deck.hpp"
+#include "isostencil/core/decomposition.hpp"
+#include "isostencil/core/grid.hpp"
+
+#include "iso/error.hpp"
+
+#include <mpi.h>
+
+#include <memory>
+#include <utility>
+
+namespace isostencil::cli::run {
+
+inline core::HaloOptions halo_options(const core::Deck& deck) {
+  core::HaloOptions options;
+  options.algorithm = deck.algorithm();
+  options.verify = true;
+  return options;
+}
+
+/// Collective. Decomposition errors (the same on every rank) become deck
+/// errors naming grid.procs or grid.extent.
+inline std::shared_ptr<const core::Decomposition> make_decomposition(const core::Deck& deck) {
+  try {
+    return std::make_shared<const core::Decomposition>(MPI_COMM_WORLD, deck.grid.extent,
+                                                       deck.grid.periodic, deck.grid.procs);
+  } catch (const iso::Error& error) {
+    fail_with(deck, deck.where("grid.procs").origin == "default" ? "grid.extent" : "grid.procs",
+              error);
+  }
+}
+
+/// Collective. Grid errors (a halo wider than a subdomain: the same on every
+/// rank) become deck errors naming the stencil.
+template <int D>
+core::Grid<D> make_grid(const core::Deck& deck, std::shared_ptr<const core::Decomposition> decomposition,
+                        core::Stencil stencil) {
+  try {
+    return core::Grid<D>(std::move(decomposition), std::move(stencil));
+  } catch (const iso::Error& error) {
+    fail_with(deck, deck.where("stencil.radius").origin == "default" ? "stencil.shape" : "stencil.radius",
+              error);
+  }
+}
+
+template <class Model>
+int run_model(const Setup& setup) {
+  const double start = MPI_Wtime();
+  auto decomposition = make_decomposition(*setup.deck);
+  Model model(setup, std::move(decomposition));
+  // The state is in; the run may now write a checkpoint over this file.
+  if (setup.restart) setup.restart->close();
+  return drive(model, setup, model.stencil_text(), MPI_Wtime() - start);
+}
+
+template <template <int> class Model>
+int dispatch_dims(const Setup& setup) {
+  switch (setup.deck->grid.dims) {
+    case 1: return run_model<Model<1>>(setup);
+    case 2: return run_model<Model<2>>(setup);
+    case 3: return run_model<Model<3>>(setup);
+    case 4: return run_model<Model<4>>(setup);
+    default:
+      setup.deck->fail("grid.dims", "grid.dims = " + std::to_string(setup.deck->grid.dims) +
+                                        " is not supported; allowed: 1 to 4");
+  }
+}
+
+}  // namespace isostencil::cli::run

@@ -1,0 +1,621 @@
+// Parallel HDF5 files (MPI-IO driver, collective hyperslab transfers) and the
+// output time series with its XDMF description.
+#include "isostencil/core/output.hpp"
+
+#include "iso/error.hpp"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace isostencil::core {
+
+namespace {
+
+/// HDF5 prints its error stack to stderr by default; the messages go into
+/// our exceptions instead.
+void silence_hdf5() {
+  static const bool silenced = [] {
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+    return true;
+  }();
+  (void)silenced;
+}
+
+herr_t collect_error(unsigned depth, const H5E_error2_t* error, void* data) {
+  auto* text = static_cast<std::string*>(data);
+  if (depth < 3) {
+    if (!text->empty()) text->append("; ");
+    text->append(error->func_name ? error->func_name : "?");
+    text->append(": ");
+    text->append(error->desc ? error->desc : "(no description)");
+  }
+  return 0;
+}
+
+[[noreturn]] void throw_hdf5_error(const char* call, const std::string& path, const char* file,
+                                   int line) {
+  std::string stack;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
+  H5Eclear2(H5E_DEFAULT);
+  int rank = 0, initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  throw iso::Error("rank " + std::to_string(rank) + ": HDF5 call " + call + " failed on \"" + path +
+                       "\" (" + file + ":" + std::to_string(line) +
+                       "): " + (stack.empty() ? "no HDF5 error message" : stack),
+                   MPI_ERR_IO);
+}
+
+}  // namespace
+
+/// Checks an HDF5 return value (negative: failure) and yields it.
+#define ISO_H5_CHECK(call)                                                         \
+  ([&]() {                                                                         \
+    const auto iso_h5_result_ = (call);                                            \
+    if (iso_h5_result_ < 0) throw_hdf5_error(#call, path_, __FILE__, __LINE__); \
+    return iso_h5_result_;                                                         \
+  }())
+
+namespace {
+
+/// Owns one HDF5 identifier.
+class Handle {
+public:
+  using Closer = herr_t (*)(hid_t);
+  Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() {
+    if (id_ >= 0) closer_(id_);
+  }
+  operator hid_t() const { return id_; }  // NOLINT: used as the id it owns
+
+private:
+  hid_t id_;
+  Closer closer_;
+};
+
+hid_t memory_type(ElementType type) {
+  return type == ElementType::float64 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_UINT8;
+}
+hid_t file_type(ElementType type) {
+  return type == ElementType::float64 ? H5T_IEEE_F64LE : H5T_STD_U8LE;
+}
+
+std::vector<hsize_t> to_hsize(const std::vector<long>& values) {
+  return std::vector<hsize_t>(values.begin(), values.end());
+}
+
+std::string join_longs(const std::vector<long>& values, const char* separator) {
+  std::string text;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? separator : "") + std::to_string(values[i]);
+  return text;
+}
+
+std::string format_number(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.17g", value);
+  return buffer;
+}
+
+herr_t collect_link(hid_t, const char* name, const H5L_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+}  // namespace
+
+const char* to_string(ElementType type) {
+  return type == ElementType::float64 ? "float64" : "uint8";
+}
+
+// --- H5File -------------------------------------------------------------------
+
+H5File::H5File(MPI_Comm comm, const std::string& path, Mode mode) : path_(path) {
+  silence_hdf5();
+  // A plain communicator (split, not dup: a dup keeps a Cartesian topology).
+  // Open MPI 4.1's ompio groups aggregators by the Cartesian topology and
+  // then loses data of collective writes now and then (open-mpi/ompi#12718:
+  // 3 ranks, Cartesian communicator; seen here in tests/apps io_readback).
+  int rank = 0;
+  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  ISO_MPI_CHECK(MPI_Comm_split(comm, 0, rank, &comm_));
+  try {
+    Handle access(ISO_H5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
+    ISO_H5_CHECK(H5Pset_fapl_mpio(access, comm_, MPI_INFO_NULL));
+    // 1.8+ format: large attributes (long decks) go to dense storage.
+    ISO_H5_CHECK(H5Pset_libver_bounds(access, H5F_LIBVER_V18, H5F_LIBVER_LATEST));
+    if (mode == Mode::create)
+      file_ = ISO_H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access));
+    else
+      file_ = ISO_H5_CHECK(H5Fopen(path.c_str(), mode == Mode::read ? H5F_ACC_RDONLY : H5F_ACC_RDWR,
+                                   access));
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+H5File::H5File(H5File&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      path_(std::move(other.path_)),
+      file_(std::exchange(other.file_, -1)) {}
+
+H5File& H5File::operator=(H5File&& other) noexcept {
+  if (this != &other) {
+    try {
+      close();
+    } catch (...) {
+    }
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    path_ = std::move(other.path_);
+    file_ = std::exchange(other.file_, -1);
+  }
+  return *this;
+}
+
+H5File::~H5File() {
+  try {
+    close();
+  } catch (...) {
+    // A destructor must not throw; close() explicitly to see the error.
+  }
+}
+
+void H5File::close() {
+  if (file_ >= 0) {
+    const hid_t file = file_;
+    file_ = -1;
+    ISO_H5_CHECK(H5Fclose(file));
+    // MPI-IO makes data visible to other openers only after sync + barrier
+    // (MPI 4.0, 14.6.1): once close() returns anywhere, every rank's data is
+    // in the file, so rank 0 may read, sync or rename it.
+    ISO_MPI_CHECK(MPI_Barrier(comm_));
+  }
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void H5File::flush() { ISO_H5_CHECK(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
+
+namespace {
+/// Copies the block [start, start + count) of a row-major array of extent
+/// `memory` (elements of `size` bytes) to or from a contiguous buffer.
+void copy_block(const std::vector<long>& memory, const std::vector<long>& start,
+                const std::vector<long>& count, std::size_t size, const char* from, char* to,
+                bool pack) {
+  const int dims = static_cast<int>(memory.size());
+  long cells = 1;
+  for (const long n : count) cells *= n;
+  if (cells == 0) return;
+  std::vector<long> index(static_cast<std::size_t>(dims), 0);
+  const std::size_t row = static_cast<std::size_t>(count[static_cast<std::size_t>(dims - 1)]) * size;
+  for (long packed = 0; packed < cells; packed += count[static_cast<std::size_t>(dims - 1)]) {
+    long offset = 0;
+    for (int j = 0; j < dims; ++j) offset = offset * memory[static_cast<std::size_t>(j)] + start[static_cast<std::size_t>(j)] + index[static_cast<std::size_t>(j)];
+    if (pack)
+      std::memcpy(to + static_cast<std::size_t>(packed) * size, from + static_cast<std::size_t>(offset) * size, row);
+    else
+      std::memcpy(to + static_cast<std::size_t>(offset) * size, from + static_cast<std::size_t>(packed) * size, row);
+    for (int j = dims - 2; j >= 0; --j) {
+      if (++index[static_cast<std::size_t>(j)] < count[static_cast<std::size_t>(j)]) break;
+      index[static_cast<std::size_t>(j)] = 0;
+    }
+  }
+}
+std::size_t element_size(ElementType type) { return type == ElementType::float64 ? 8 : 1; }
+}  // namespace
+
+void H5File::write(const std::string& name, ElementType type, const Hyperslab& slab,
+                   const void* data) {
+  const int dims = static_cast<int>(slab.global_extent.size());
+  // The block goes to HDF5 contiguous (packed here, ghosts left out), so
+  // MPI-IO sees a contiguous memory side.
+  long cells = 1;
+  for (const long n : slab.count) cells *= n;
+  std::vector<char> packed(static_cast<std::size_t>(cells) * element_size(type));
+  copy_block(slab.memory_extent, slab.memory_start, slab.count, element_size(type),
+             static_cast<const char*>(data), packed.data(), true);
+  const std::vector<hsize_t> global = to_hsize(slab.global_extent),
+                             offset = to_hsize(slab.global_offset), count = to_hsize(slab.count),
+                             memory = to_hsize(slab.count);
+  const std::vector<hsize_t> start(static_cast<std::size_t>(dims), 0);
+  data = packed.data();
+  Handle file_space(ISO_H5_CHECK(H5Screate_simple(dims, global.data(), nullptr)), H5Sclose);
+  Handle link_create(ISO_H5_CHECK(H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
+  ISO_H5_CHECK(H5Pset_create_intermediate_group(link_create, 1));
+  if (exists(name)) ISO_H5_CHECK(H5Ldelete(file_, name.c_str(), H5P_DEFAULT));
+  // Every cell is written right away: no fill values (parallel HDF5 would
+  // write them at creation, a second write of the same bytes racing the data).
+  Handle dataset_create(ISO_H5_CHECK(H5Pcreate(H5P_DATASET_CREATE)), H5Pclose);
+  ISO_H5_CHECK(H5Pset_fill_time(dataset_create, H5D_FILL_TIME_NEVER));
+  Handle dataset(ISO_H5_CHECK(H5Dcreate2(file_, name.c_str(), file_type(type), file_space,
+                                         link_create, dataset_create, H5P_DEFAULT)),
+                 H5Dclose);
+  Handle memory_space(ISO_H5_CHECK(H5Screate_simple(dims, memory.data(), nullptr)), H5Sclose);
+  ISO_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr,
+                                   count.data(), nullptr));
+  ISO_H5_CHECK(H5Sselect_hyperslab(memory_space, H5S_SELECT_SET, start.data(), nullptr,
+                                   count.data(), nullptr));
+  Handle transfer(ISO_H5_CHECK(H5Pcreate(H5P_DATASET_XFER)), H5Pclose);
+  ISO_H5_CHECK(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE));
+  ISO_H5_CHECK(H5Dwrite(dataset, memory_type(type), memory_space, file_space, transfer, data));
+}
+
+void H5File::read(const std::string& name, ElementType type, const Hyperslab& slab,
+                  void* data) const {
+  const int dims = static_cast<int>(slab.global_extent.size());
+  std::string error;
+  if (!exists(name)) {
+    error = "dataset " + name + " does not exist";
+  } else {
+    const std::vector<long> have = extent(name);
+    if (have != slab.global_extent)
+      error = "dataset " + name + " has extent (" + join_longs(have, ", ") + "), expected (" +
+              join_longs(slab.global_extent, ", ") + ")";
+    else if (element_type(name) != type)
+      error = std::string("dataset ") + name + " holds " + to_string(element_type(name)) +
+              ", expected " + to_string(type);
+  }
+  // Every rank sees the same file, so every rank reaches the same verdict.
+  if (!error.empty()) throw iso::Error("isostencil::core::H5File::read: " + path_ + ": " + error);
+  const std::vector<hsize_t> offset = to_hsize(slab.global_offset), count = to_hsize(slab.count),
+                             memory = to_hsize(slab.memory_extent),
+                             start = to_hsize(slab.memory_start);
+  Handle dataset(ISO_H5_CHECK(H5Dopen2(file_, name.c_str(), H5P_DEFAULT)), H5Dclose);
+  Handle file_space(ISO_H5_CHECK(H5Dget_space(dataset)), H5Sclose);
+  Handle memory_space(ISO_H5_CHECK(H5Screate_simple(dims, memory.data(), nullptr)), H5Sclose);
+  ISO_H5_CHECK(H5Sselect_hyperslab(file_space, H5S_SELECT_SET, offset.data(), nullptr,
+                                   count.data(), nullptr));
+  ISO_H5_CHECK(H5Sselect_hyperslab(memory_space, H5S_SELECT_SET, start.data(), nullptr,
+                                   count.data(), nullptr));
+  Handle transfer(ISO_H5_CHECK(H5Pcreate(H5P_DATASET_XFER)), H5Pclose);
+  ISO_H5_CHECK(H5Pset_dxpl_mpio(transfer, H5FD_MPIO_COLLECTIVE));
+  ISO_H5_CHECK(H5Dread(dataset, memory_type(type), memory_space, file_space, transfer, data));
+}
+
+bool H5File::exists(const std::string& name) const {
+  if (name == "/" || name.empty()) return true;
+  // Check each prefix: H5Lexists fails when an intermediate group is missing.
+  std::size_t position = 0;
+  while (position != std::string::npos) {
+    position = name.find('/', position + 1);
+    const std::string prefix = name.substr(0, position);
+    if (prefix.empty() || prefix == "/") continue;
+    if (ISO_H5_CHECK(H5Lexists(file_, prefix.c_str(), H5P_DEFAULT)) <= 0) return false;
+  }
+  return true;
+}
+
+std::vector<long> H5File::extent(const std::string& name) const {
+  Handle dataset(ISO_H5_CHECK(H5Dopen2(file_, name.c_str(), H5P_DEFAULT)), H5Dclose);
+  Handle space(ISO_H5_CHECK(H5Dget_space(dataset)), H5Sclose);
+  const int dims = ISO_H5_CHECK(H5Sget_simple_extent_ndims(space));
+  std::vector<hsize_t> sizes(static_cast<std::size_t>(dims));
+  ISO_H5_CHECK(H5Sget_simple_extent_dims(space, sizes.data(), nullptr));
+  return std::vector<long>(sizes.begin(), sizes.end());
+}
+
+ElementType H5File::element_type(const std::string& name) const {
+  Handle dataset(ISO_H5_CHECK(H5Dopen2(file_, name.c_str(), H5P_DEFAULT)), H5Dclose);
+  Handle type(ISO_H5_CHECK(H5Dget_type(dataset)), H5Tclose);
+  const H5T_class_t type_class = H5Tget_class(type);
+  const std::size_t size = H5Tget_size(type);
+  if (type_class == H5T_FLOAT && size == 8) return ElementType::float64;
+  if (type_class == H5T_INTEGER && size == 1) return ElementType::uint8;
+  throw iso::Error("isostencil::core::H5File::element_type: " + path_ + ": dataset " + name +
+                   " holds neither float64 nor uint8");
+}
+
+std::vector<std::string> H5File::list(const std::string& group) const {
+  std::vector<std::string> names;
+  Handle handle(ISO_H5_CHECK(H5Gopen2(file_, group.c_str(), H5P_DEFAULT)), H5Gclose);
+  ISO_H5_CHECK(H5Literate(handle, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names));
+  return names;
+}
+
+void H5File::create_group(const std::string& name) {
+  if (exists(name)) return;
+  Handle link_create(ISO_H5_CHECK(H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
+  ISO_H5_CHECK(H5Pset_create_intermediate_group(link_create, 1));
+  Handle group(ISO_H5_CHECK(H5Gcreate2(file_, name.c_str(), link_create, H5P_DEFAULT, H5P_DEFAULT)),
+               H5Gclose);
+}
+
+void H5File::remove(const std::string& name) {
+  if (exists(name)) ISO_H5_CHECK(H5Ldelete(file_, name.c_str(), H5P_DEFAULT));
+}
+
+namespace {
+void write_attribute(hid_t file, const std::string& path, const std::string& object,
+                     const std::string& name, hid_t file_type_id, hid_t memory_type_id,
+                     hid_t space, const void* data) {
+  const auto check = [&](auto result, const char* call) {
+    if (result < 0) throw_hdf5_error(call, path, __FILE__, __LINE__);
+    return result;
+  };
+  Handle target(check(H5Oopen(file, object.c_str(), H5P_DEFAULT), "H5Oopen"), H5Oclose);
+  if (check(H5Aexists(target, name.c_str()), "H5Aexists") > 0)
+    check(H5Adelete(target, name.c_str()), "H5Adelete");
+  Handle attribute(check(H5Acreate2(target, name.c_str(), file_type_id, space, H5P_DEFAULT,
+                                    H5P_DEFAULT),
+                         "H5Acreate2"),
+                   H5Aclose);
+  check(H5Awrite(attribute, memory_type_id, data), "H5Awrite");
+}
+}  // namespace
+
+void H5File::set_attribute(const std::string& object, const std::string& name,
+                           const std::string& value) {
+  Handle type(ISO_H5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose);
+  ISO_H5_CHECK(H5Tset_size(type, std::max<std::size_t>(1, value.size())));
+  ISO_H5_CHECK(H5Tset_strpad(type, H5T_STR_NULLPAD));
+  Handle space(ISO_H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
+  const std::string padded = value.empty() ? std::string(1, '\0') : value;
+  write_attribute(file_, path_, object, name, type, type, space, padded.data());
+}
+
+void H5File::set_attribute(const std::string& object, const std::string& name, long value) {
+  Handle space(ISO_H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
+  const std::int64_t converted = value;
+  write_attribute(file_, path_, object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, space, &converted);
+}
+
+void H5File::set_attribute(const std::string& object, const std::string& name, double value) {
+  Handle space(ISO_H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
+  write_attribute(file_, path_, object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, &value);
+}
+
+void H5File::set_attribute(const std::string& object, const std::string& name,
+                           const std::vector<long>& value) {
+  const hsize_t size = value.size();
+  Handle space(ISO_H5_CHECK(H5Screate_simple(1, &size, nullptr)), H5Sclose);
+  const std::vector<std::int64_t> converted(value.begin(), value.end());
+  write_attribute(file_, path_, object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, space,
+                  converted.data());
+}
+
+bool H5File::has_attribute(const std::string& object, const std::string& name) const {
+  if (!exists(object)) return false;
+  return ISO_H5_CHECK(H5Aexists_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT)) > 0;
+}
+
+std::string H5File::string_attribute(const std::string& object, const std::string& name) const {
+  Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                                H5P_DEFAULT)),
+                   H5Aclose);
+  Handle type(ISO_H5_CHECK(H5Aget_type(attribute)), H5Tclose);
+  if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
+    throw iso::Error("isostencil::core::H5File: " + path_ + ": attribute " + object + "@" + name +
+                     " is not a fixed-length string");
+  std::string value(H5Tget_size(type), '\0');
+  ISO_H5_CHECK(H5Aread(attribute, type, value.data()));
+  value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
+  return value;
+}
+
+long H5File::long_attribute(const std::string& object, const std::string& name) const {
+  Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                                H5P_DEFAULT)),
+                   H5Aclose);
+  std::int64_t value = 0;
+  ISO_H5_CHECK(H5Aread(attribute, H5T_NATIVE_INT64, &value));
+  return static_cast<long>(value);
+}
+
+double H5File::double_attribute(const std::string& object, const std::string& name) const {
+  Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                                H5P_DEFAULT)),
+                   H5Aclose);
+  double value = 0;
+  ISO_H5_CHECK(H5Aread(attribute, H5T_NATIVE_DOUBLE, &value));
+  return value;
+}
+
+std::vector<long> H5File::longs_attribute(const std::string& object,
+                                          const std::string& name) const {
+  Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
+                                                H5P_DEFAULT)),
+                   H5Aclose);
+  Handle space(ISO_H5_CHECK(H5Aget_space(attribute)), H5Sclose);
+  const hssize_t count = ISO_H5_CHECK(H5Sget_simple_extent_npoints(space));
+  std::vector<std::int64_t> values(static_cast<std::size_t>(count));
+  if (count > 0) ISO_H5_CHECK(H5Aread(attribute, H5T_NATIVE_INT64, values.data()));
+  return std::vector<long>(values.begin(), values.end());
+}
+
+// --- XDMF ---------------------------------------------------------------------
+
+std::string xdmf_text(const std::string& h5_name, const std::vector<long>& global_extent,
+                      const std::vector<XdmfStep>& steps) {
+  const int dims = static_cast<int>(global_extent.size());
+  std::vector<long> nodes;
+  for (const long n : global_extent) nodes.push_back(n + 1);
+  const std::string zeros = dims == 2 ? "0 0" : "0 0 0", ones = dims == 2 ? "1 1" : "1 1 1";
+  std::ostringstream out;
+  out << "<?xml version=\"1.0\" ?>\n"
+      << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
+      << "<!-- Written by isostencil: one cell-centred grid per output step; cell i of\n"
+      << "     dimension j sits at [i, i+1) (HDF5 dataset order = XDMF Z Y X order). -->\n"
+      << "<Xdmf Version=\"3.0\">\n  <Domain>\n"
+      << "    <Grid Name=\"isostencil\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
+  for (const XdmfStep& step : steps) {
+    const std::string group = FieldSeries::group_name(step.step).substr(1);
+    out << "      <Grid Name=\"" << group << "\" GridType=\"Uniform\">\n"
+        << "        <Time Value=\"" << format_number(step.time) << "\"/>\n"
+        << "        <Topology TopologyType=\"" << dims << "DCoRectMesh\" Dimensions=\""
+        << join_longs(nodes, " ") << "\"/>\n"
+        << "        <Geometry GeometryType=\"" << (dims == 2 ? "ORIGIN_DXDY" : "ORIGIN_DXDYDZ")
+        << "\">\n"
+        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"" << dims << "\">"
+        << zeros << "</DataItem>\n"
+        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"" << dims << "\">"
+        << ones << "</DataItem>\n"
+        << "        </Geometry>\n";
+    for (const auto& [name, type] : step.fields)
+      out << "        <Attribute Name=\"" << name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
+          << "          <DataItem Format=\"HDF\" NumberType=\""
+          << (type == ElementType::float64 ? "Float\" Precision=\"8" : "UChar\" Precision=\"1")
+          << "\" Dimensions=\"" << join_longs(global_extent, " ") << "\">" << h5_name << ":/"
+          << group << "/" << name << "</DataItem>\n"
+          << "        </Attribute>\n";
+    out << "      </Grid>\n";
+  }
+  out << "    </Grid>\n  </Domain>\n</Xdmf>\n";
+  return out.str();
+}
+
+// --- FieldSeries --------------------------------------------------------------
+
+struct FieldSeries::State {
+  H5File file;
+  std::string h5_path, xmf_path, note;
+  std::vector<long> global_extent;
+  std::vector<XdmfStep> steps;
+  int rank = 0;
+};
+
+std::string FieldSeries::group_name(long step) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "/step_%06ld", step);
+  return buffer;
+}
+
+namespace {
+H5File open_series(const Decomposition& decomposition, const std::string& path, long resume_after) {
+  int exists = 0;
+  if (resume_after >= 0 && decomposition.rank() == 0) exists = ::access(path.c_str(), F_OK) == 0;
+  ISO_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, decomposition.comm()));
+  if (exists) {
+    // A file the run that stopped left unreadable (killed mid-write) cannot
+    // be resumed: start a new series. Every rank sees the same file.
+    try {
+      return H5File(decomposition.comm(), path, H5File::Mode::read_write);
+    } catch (const iso::Error&) {
+    }
+  }
+  return H5File(decomposition.comm(), path, H5File::Mode::create);
+}
+
+std::string describe_decomposition(const Decomposition& decomposition) {
+  std::string text = join_longs(decomposition.global_extent(), "x") + " cells on ";
+  std::vector<long> procs(decomposition.process_dims().begin(), decomposition.process_dims().end());
+  text += join_longs(procs, "x") + " processes (";
+  for (int j = 0; j < decomposition.dims(); ++j)
+    text += std::string(j ? ", " : "") + (decomposition.periodic()[j] ? "periodic" : "non-periodic");
+  return text + "); block decomposition, the first N % p processes of a dimension own one cell more";
+}
+}  // namespace
+
+FieldSeries::FieldSeries(const Decomposition& decomposition, std::string h5_path,
+                         std::string xmf_path,
+                         const std::vector<std::pair<std::string, std::string>>& attributes,
+                         long resume_after)
+    : state_(std::make_unique<State>(State{open_series(decomposition, h5_path, resume_after),
+                                           h5_path, std::move(xmf_path), {},
+                                           decomposition.global_extent(), {}, decomposition.rank()})) {
+  H5File& file = state_->file;
+  // A resumed series keeps the steps up to the restart and drops later ones
+  // (written after the checkpoint by the run that stopped).
+  for (const std::string& name : file.list("/")) {
+    long step = -1;
+    if (std::sscanf(name.c_str(), "step_%ld", &step) != 1) continue;
+    const std::string group = "/" + name;
+    if (step > resume_after || resume_after < 0) {
+      file.remove(group);
+      continue;
+    }
+    XdmfStep entry;
+    entry.step = step;
+    entry.time = file.has_attribute(group, "time") ? file.double_attribute(group, "time") : 0.0;
+    for (const std::string& field : file.list(group))
+      entry.fields.emplace_back(field, file.element_type(group + "/" + field));
+    state_->steps.push_back(entry);
+  }
+  std::sort(state_->steps.begin(), state_->steps.end(),
+            [](const XdmfStep& a, const XdmfStep& b) { return a.step < b.step; });
+  for (const auto& [name, value] : attributes) file.set_attribute("/", name, value);
+  file.set_attribute("/", "dims", static_cast<long>(decomposition.dims()));
+  file.set_attribute("/", "global_extent", decomposition.global_extent());
+  file.set_attribute("/", "process_dims",
+                     std::vector<long>(decomposition.process_dims().begin(),
+                                       decomposition.process_dims().end()));
+  std::vector<long> periodic;
+  for (const bool p : decomposition.periodic()) periodic.push_back(p ? 1 : 0);
+  file.set_attribute("/", "periodic", periodic);
+  file.set_attribute("/", "decomposition", describe_decomposition(decomposition));
+  file.set_attribute("/", "layout",
+                     std::string("/step_NNNNNN/<field>: one dataset per field and output step, "
+                                 "global row-major interior (no ghosts); attributes step, time"));
+  if (decomposition.dims() < 2 || decomposition.dims() > 3)
+    state_->note = "XDMF describes 2-D and 3-D grids here; this grid is " +
+                   std::to_string(decomposition.dims()) + "-D (read the HDF5 file directly)";
+  if (state_->xmf_path.empty() && state_->note.empty()) state_->note = "no XDMF file requested";
+}
+
+FieldSeries::FieldSeries(FieldSeries&&) noexcept = default;
+FieldSeries& FieldSeries::operator=(FieldSeries&&) noexcept = default;
+FieldSeries::~FieldSeries() = default;
+
+H5File& FieldSeries::file() { return state_->file; }
+
+void FieldSeries::begin_step(long step, double time) {
+  const double start = MPI_Wtime();
+  group_ = group_name(step);
+  H5File& h5 = state_->file;
+  h5.remove(group_);
+  h5.create_group(group_);
+  h5.set_attribute(group_, "step", step);
+  h5.set_attribute(group_, "time", time);
+  h5.set_attribute(group_, "process_dims", h5.longs_attribute("/", "process_dims"));
+  auto& steps = state_->steps;
+  steps.erase(std::remove_if(steps.begin(), steps.end(),
+                             [&](const XdmfStep& entry) { return entry.step == step; }),
+              steps.end());
+  steps.push_back(XdmfStep{step, time, {}});
+  seconds_ += MPI_Wtime() - start;
+}
+
+void FieldSeries::record(const std::string& field_name, ElementType type) {
+  state_->steps.back().fields.emplace_back(field_name, type);
+}
+
+void FieldSeries::end_step() {
+  const double start = MPI_Wtime();
+  state_->file.flush();
+  std::string error;
+  if (state_->rank == 0 && state_->note.empty()) {
+    std::string h5_name = state_->h5_path.substr(state_->h5_path.find_last_of('/') + 1);
+    const std::string temporary = state_->xmf_path + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      out << xdmf_text(h5_name, state_->global_extent, state_->steps);
+      if (!out) error = "cannot write " + temporary;
+    }
+    if (error.empty() && std::rename(temporary.c_str(), state_->xmf_path.c_str()) != 0)
+      error = "cannot rename " + temporary + " to " + state_->xmf_path + ": " + std::strerror(errno);
+  }
+  iso::agree_on_errors(state_->file.comm(), "isostencil::core::FieldSeries::end_step", error);
+  seconds_ += MPI_Wtime() - start;
+}
+
+void FieldSeries::close() {
+  if (state_) state_->file.close();
+}
+
+const std::string& FieldSeries::h5_path() const { return state_->h5_path; }
+const std::string& FieldSeries::xmf_path() const { return state_->xmf_path; }
+std::string FieldSeries::xdmf_note() const { return state_->note; }
+std::vector<long> FieldSeries::steps() const {
+  std::vector<long> result;
+  for (const XdmfStep& step : state_->steps) result.push_back(step.step);
+  return result;
+}
+
+}  // namespace isostencil::core

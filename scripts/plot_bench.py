@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Plots iso-bench CSV files like the paper's figures.
+
+For every (operation, neighborhood) of the collective benchmarks: one PNG of
+bars per contender over the block sizes, height = median of the launches'
+medians, whiskers = their min and max (log time axis). For the set-up
+benchmark (`iso-bench setup`): a markdown table like the paper's Table II and
+a bar chart. Optionally a markdown summary with ratios against a baseline.
+
+Several CSV files (e.g. one per mpirun launch) are merged: rows with the same
+(operation, neighborhood, size, contender) pool their launch medians, and
+median/min/max are recomputed over the pool.
+
+    python3 scripts/plot_bench.py results.csv [more.csv ...] -o plots/ [--summary]
+
+Needs matplotlib (Debian: python3-matplotlib). When the python3 on PATH lacks
+it, the script re-runs itself with /usr/bin/python3.
+"""
+
+import argparse
+import csv
+import math
+import os
+import statistics
+import sys
+
+
+def _import_matplotlib():
+    try:
+        import matplotlib
+    except ImportError:
+        system = "/usr/bin/python3"
+        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) \
+                and not os.environ.get("PLOT_BENCH_REEXEC"):
+            os.environ["PLOT_BENCH_REEXEC"] = "1"
+            os.execv(system, [system] + sys.argv)
+        sys.exit("plot_bench.py: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+# Colours and hatches per contender, in the order they are drawn.
+STYLE = {
+    "linear": ("#9e9e9e", ""),
+    "torus": ("#1f77b4", ""),
+    "direct": ("#2ca02c", ""),
+    "auto": ("#222222", ""),
+    "iso-mpi": ("#8c564b", ""),
+    "mpi-create": ("#ff7f0e", ""),
+    "mpi-adjacent": ("#d62728", ""),
+    "mpi-persistent": ("#9467bd", ""),
+    "bound-torus": ("#aec7e8", "//"),
+    "bound-direct": ("#98df8a", "//"),
+}
+
+SETUP_ORDER = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init",
+               "mpi-create", "mpi-adjacent"]
+
+
+def format_bytes(n):
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if n == int(n) else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def format_us(us):
+    if us is None:
+        return "-"
+    if us >= 1e4:
+        return f"{us / 1e3:.1f} ms"
+    return f"{us:.2f} us" if us < 100 else f"{us:.0f} us"
+
+
+def read_rows(paths):
+    """Merged rows keyed by (operation, neighborhood, size, contender), in first-seen order."""
+    merged = {}
+    for path in paths:
+        with open(path, newline="") as handle:
+            reader = csv.DictReader(handle)
+            required = {"operation", "neighborhood", "size_bytes", "contender", "status", "launch_medians_us"}
+            missing = required - set(reader.fieldnames or [])
+            if missing:
+                sys.exit(f"plot_bench.py: {path} is not an iso-bench CSV (missing {', '.join(sorted(missing))})")
+            for row in reader:
+                key = (row["operation"], row["neighborhood"], int(row["size_bytes"]), row["contender"])
+                medians = [float(x) for x in row["launch_medians_us"].split(";") if x] \
+                    if row["status"] == "ok" else []
+                if key not in merged:
+                    entry = dict(row)
+                    entry["medians"] = []
+                    merged[key] = entry
+                entry = merged[key]
+                entry["medians"] += medians
+                if medians:
+                    entry["status"] = "ok"
+                    entry["note"] = row.get("note", "")
+                    entry["chosen"] = row.get("chosen", "")
+    for entry in merged.values():
+        m = entry["medians"]
+        entry["median"] = statistics.median(m) if m else None
+        entry["min"] = min(m) if m else None
+        entry["max"] = max(m) if m else None
+    return merged
+
+
+def groups(merged, setup):
+    out = {}
+    for (op, nbh, size, contender), entry in merged.items():
+        if (op == "setup") != setup:
+            continue
+        out.setdefault((op, nbh), []).append(entry)
+    return out
+
+
+def contender_order(entries):
+    names = []
+    for e in entries:
+        if e["contender"] not in names:
+            names.append(e["contender"])
+    known = [n for n in STYLE if n in names]
+    return known + [n for n in names if n not in STYLE]
+
+
+def short_library(entry):
+    library = entry.get("mpi_library", "")
+    return library.split(",")[0].strip() if library else "MPI"
+
+
+def plot_group(plt, op, nbh, entries, outdir, contenders_filter, dpi):
+    sizes = sorted({int(e["size_bytes"]) for e in entries})
+    names = [n for n in contender_order(entries) if not contenders_filter or n in contenders_filter]
+    table = {(int(e["size_bytes"]), e["contender"]): e for e in entries}
+    first = entries[0]
+    fig, ax = plt.subplots(figsize=(min(14.0, max(6.5, 0.07 * len(sizes) * max(1, len(names)) + 2.0)), 4.2))
+    width = 0.8 / max(1, len(names))
+    lowest = None
+    for k, name in enumerate(names):
+        colour, hatch = STYLE.get(name, (None, ""))
+        xs, heights, low, high = [], [], [], []
+        for x, size in enumerate(sizes):
+            e = table.get((size, name))
+            if e is None or e["median"] is None:
+                continue
+            xs.append(x - 0.4 + width * (k + 0.5))
+            heights.append(e["median"])
+            low.append(e["median"] - e["min"])
+            high.append(e["max"] - e["median"])
+            lowest = e["min"] if lowest is None else min(lowest, e["min"])
+        if not xs:
+            continue
+        ax.bar(xs, heights, width=width, color=colour, hatch=hatch, edgecolor="white" if not hatch else "#555555",
+               linewidth=0.3, label=name, yerr=[low, high], error_kw={"elinewidth": 0.7, "capsize": 1.5})
+    ax.set_yscale("log")
+    # Points that were not measured: say why at the bottom of their group.
+    for x, size in enumerate(sizes):
+        states = {table[(size, n)]["status"] for n in names if (size, n) in table}
+        if states and "ok" not in states:
+            ax.text(x, 0.02, "skipped" if "skipped" in states else "error", rotation=90, ha="center", va="bottom",
+                    fontsize=7, color="#aa0000", transform=ax.get_xaxis_transform())
+    labels = []
+    for size in sizes:
+        if op == "alltoallw":
+            sends = [int(table[(size, n)]["send_bytes"]) for n in names if (size, n) in table]
+            labels.append(f"m={format_bytes(size)}\n{format_bytes(max(sends)) if sends else ''}")
+        else:
+            labels.append(format_bytes(size))
+    ax.set_xticks(range(len(sizes)))
+    ax.set_xticklabels(labels, fontsize=7 if len(sizes) > 10 else 8, rotation=45 if len(sizes) > 10 else 0)
+    ax.set_xlabel("block size m, block i has m^(d-nz(v_i)) bytes (second line: send buffer)"
+                  if op == "alltoallw" else "block size")
+    ax.set_ylabel("time per call [us]")
+    ax.set_title(f"{op}, {nbh} (s = {first['neighbors']}), {first.get('np', '?')} ranks "
+                 f"{first.get('proc_dims', '')}, {short_library(first)}", fontsize=9)
+    ax.grid(axis="y", which="major", linewidth=0.4, alpha=0.6)
+    ax.legend(fontsize=7, ncol=min(len(names), 5), loc="upper left", frameon=False)
+    top = ax.get_ylim()[1]
+    ax.set_ylim(top=top * 3)  # room for the legend
+    fig.text(0.99, 0.01, "bars: median of launch medians; whiskers: min/max over launches", ha="right",
+             fontsize=6, color="#555555")
+    fig.tight_layout()
+    path = os.path.join(outdir, f"{op}_{nbh}.png")
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def setup_table(merged):
+    """{(d, r, s, proc_dims): {contender: entry}} for the set-up rows."""
+    out = {}
+    for (op, nbh, size, contender), e in merged.items():
+        if op != "setup":
+            continue
+        key = (int(e["dims"]), nbh, int(e["neighbors"]), e.get("proc_dims", ""))
+        out.setdefault(key, {})[contender] = e
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][2])))
+
+
+def write_setup(plt, merged, outdir, dpi):
+    table = setup_table(merged)
+    if not table:
+        return []
+    any_entry = next(iter(next(iter(table.values())).values()))
+    lines = [f"Set-up times in microseconds, {any_entry.get('np', '?')} ranks, {short_library(any_entry)} "
+             f"(median of launch medians; Table II of the paper).", "",
+             "| d | r | s | iso::Neighborhood | alltoall_init | allgather_init | Neighborhood + alltoall_init "
+             "| MPI_Dist_graph_create | MPI_Dist_graph_create_adjacent | adjacent / (iso create+init) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, nbh, s, _), row in table.items():
+        r = nbh.rsplit("-r", 1)[-1] if "-r" in nbh else "?"
+        def cell(name):
+            e = row.get(name)
+            return f"{e['median']:.1f}" if e and e["median"] is not None else "-"
+        total = row.get("iso-create+init")
+        adjacent = row.get("mpi-adjacent")
+        ratio = "-"
+        if total and adjacent and total["median"] and adjacent["median"] is not None:
+            ratio = f"{adjacent['median'] / total['median']:.2f}"
+        lines.append(f"| {d} | {r} | {s} | {cell('iso-neighborhood')} | {cell('iso-alltoall-init')} | "
+                     f"{cell('iso-allgather-init')} | {cell('iso-create+init')} | {cell('mpi-create')} | "
+                     f"{cell('mpi-adjacent')} | {ratio} |")
+    md = os.path.join(outdir, "setup.md")
+    with open(md, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+    fig, ax = plt.subplots(figsize=(9, 4))
+    keys = list(table)
+    names = [n for n in SETUP_ORDER if any(n in row for row in table.values())]
+    width = 0.8 / max(1, len(names))
+    colours = ["#1f77b4", "#6baed6", "#9ecae1", "#08519c", "#ff7f0e", "#d62728"]
+    for k, name in enumerate(names):
+        xs, hs, lo, hi = [], [], [], []
+        for x, key in enumerate(keys):
+            e = table[key].get(name)
+            if e is None or e["median"] is None:
+                continue
+            xs.append(x - 0.4 + width * (k + 0.5))
+            hs.append(e["median"])
+            lo.append(e["median"] - e["min"])
+            hi.append(e["max"] - e["median"])
+        ax.bar(xs, hs, width=width, label=name, color=colours[k % len(colours)], yerr=[lo, hi],
+               error_kw={"elinewidth": 0.6, "capsize": 1})
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels([f"d={d} {nbh.rsplit('-', 1)[-1]}\ns={s}" for (d, nbh, s, _) in keys], fontsize=7)
+    ax.set_ylabel("set-up time [us]")
+    ax.set_title(f"Set-up times, Moore neighborhoods, {any_entry.get('np', '?')} ranks, {short_library(any_entry)}",
+                 fontsize=9)
+    ax.grid(axis="y", linewidth=0.4, alpha=0.6)
+    ax.legend(fontsize=7, ncol=3, frameon=False, loc="upper left")
+    ax.set_ylim(top=ax.get_ylim()[1] * 5)
+    fig.tight_layout()
+    png = os.path.join(outdir, "setup.png")
+    fig.savefig(png, dpi=dpi)
+    plt.close(fig)
+    return [md, png]
+
+
+def write_summary(merged, outdir, baseline):
+    lines = [f"Median time per call in microseconds; in parentheses the speed-up over `{baseline}` "
+             f"(its time divided by the contender's; above 1: faster).", ""]
+    for (op, nbh), entries in groups(merged, setup=False).items():
+        names = contender_order(entries)
+        table = {(int(e["size_bytes"]), e["contender"]): e for e in entries}
+        sizes = sorted({int(e["size_bytes"]) for e in entries})
+        first = entries[0]
+        lines += [f"### {op}, {nbh} (s = {first['neighbors']}, {first.get('np', '?')} ranks, "
+                  f"{first.get('proc_dims', '')})", "",
+                  "| size | " + " | ".join(names) + " |", "|---" * (len(names) + 1) + "|"]
+        for size in sizes:
+            base = table.get((size, baseline))
+            cells = []
+            for name in names:
+                e = table.get((size, name))
+                if e is None or e["median"] is None:
+                    cells.append(e["status"] if e else "-")
+                    continue
+                text = f"{e['median']:.2f}"
+                if base and base["median"] and name != baseline:
+                    text += f" ({base['median'] / e['median']:.2f}x)"
+                if name == "auto" and e.get("chosen"):
+                    text += f" [{e['chosen']}]"
+                cells.append(text)
+            lines.append(f"| {format_bytes(size)} | " + " | ".join(cells) + " |")
+        lines.append("")
+    path = os.path.join(outdir, "summary.md")
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines))
+    return path
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csv", nargs="+", help="iso-bench CSV files (merged)")
+    parser.add_argument("-o", "--outdir", default="bench-plots", help="output folder (default bench-plots)")
+    parser.add_argument("--op", action="append", help="only this operation (repeatable)")
+    parser.add_argument("--neighborhood", "-n", action="append", help="only this neighborhood (repeatable)")
+    parser.add_argument("--contenders", help="comma-separated contenders to draw (default all)")
+    parser.add_argument("--summary", action="store_true", help="also write summary.md with ratios")
+    parser.add_argument("--baseline", default="mpi-adjacent", help="baseline of the summary ratios")
+    parser.add_argument("--dpi", type=int, default=90, help="PNG resolution (default 90)")
+    args = parser.parse_args()
+
+    plt = _import_matplotlib()
+    merged = read_rows(args.csv)
+    if args.op:
+        merged = {k: v for k, v in merged.items() if k[0] in args.op or k[0] == "setup"}
+    if args.neighborhood:
+        merged = {k: v for k, v in merged.items() if k[1] in args.neighborhood or k[0] == "setup"}
+    os.makedirs(args.outdir, exist_ok=True)
+    contenders = set(args.contenders.split(",")) if args.contenders else None
+    written = []
+    for (op, nbh), entries in groups(merged, setup=False).items():
+        written.append(plot_group(plt, op, nbh, entries, args.outdir, contenders, args.dpi))
+    written += write_setup(plt, merged, args.outdir, args.dpi)
+    if args.summary:
+        written.append(write_summary(merged, args.outdir, args.baseline))
+    for path in written:
+        print(path)
+    if not written:
+        sys.exit("plot_bench.py: nothing to plot")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+# Restart equals an uninterrupted run, bit for bit:
+#   A: NP_FIRST ranks, STEPS steps in one go;
+#   B: NP_FIRST ranks up to a checkpoint at CHECKPOINT (with CRASH_AT: the run
+#      goes on and is killed while writing the checkpoint of step CRASH_AT,
+#      after its temporary file and before the rename, so the checkpoint of
+#      step CHECKPOINT must survive), then NP_SECOND ranks from the checkpoint
+#      to STEPS;
+#   h5diff (exact comparison) of the final field of A and B.
+#   cmake -DMPIEXEC=... -DPREFLAGS=a|b -DEXE=... -DDECK=... -DH5DIFF=... -DWORK=dir
+#         -DFIELD=u -DSTEPS=60 -DCHECKPOINT=30 -DNP_FIRST=2 -DNP_SECOND=3 [-DCRASH_AT=40]
+#         -P restart_test.cmake
+foreach(var MPIEXEC EXE DECK H5DIFF WORK FIELD STEPS CHECKPOINT NP_FIRST NP_SECOND)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "restart_test.cmake: ${var} is required")
+  endif()
+endforeach()
+string(REPLACE "|" ";" preflags "${PREFLAGS}")
+get_filename_component(name "${DECK}" NAME_WE)
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+set(failures "")
+
+function(run_driver label expect_ok)
+  execute_process(COMMAND ${ARGN} WORKING_DIRECTORY "${WORK}"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
+  message("--- ${label}: exit ${rc}\n${out}${err}")
+  if(expect_ok AND NOT rc EQUAL 0)
+    message(FATAL_ERROR "FAILED: ${label} exited with ${rc}")
+  endif()
+  if(NOT expect_ok AND rc EQUAL 0)
+    message(FATAL_ERROR "FAILED: ${label} should have been killed")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+
+set(common --set output.every=0 --set halo.validate_every=0)
+run_driver("A: ${NP_FIRST} ranks, steps 0 -> ${STEPS}" ON
+  "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
+  --set run.steps=${STEPS} --set output.dir=a)
+if(DEFINED CRASH_AT)
+  run_driver("B: ${NP_FIRST} ranks, killed while writing the checkpoint of step ${CRASH_AT}" OFF
+    "${CMAKE_COMMAND}" -E env ISOSTENCIL_TEST_ABORT_CHECKPOINT=${CRASH_AT}
+    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
+    --set run.steps=${STEPS} --set output.checkpoint_every=${CHECKPOINT} --set output.dir=b)
+  if(NOT EXISTS "${WORK}/b/${name}.checkpoint.h5.tmp")
+    list(APPEND failures "the killed run left no temporary checkpoint (b/${name}.checkpoint.h5.tmp)")
+  endif()
+else()
+  run_driver("B: ${NP_FIRST} ranks, steps 0 -> ${CHECKPOINT}, checkpoint" ON
+    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
+    --set run.steps=${CHECKPOINT} --set output.checkpoint_every=${CHECKPOINT} --set output.dir=b)
+endif()
+run_driver("B: ${NP_SECOND} ranks, restart -> ${STEPS}" ON
+  "${MPIEXEC}" -n ${NP_SECOND} ${preflags} "${EXE}" run --restart "b/${name}.checkpoint.h5"
+  --set run.steps=${STEPS})
+if(NOT last_output MATCHES "restart from b/${name}.checkpoint.h5 at step ${CHECKPOINT}\\)")
+  list(APPEND failures "the restart did not start at step ${CHECKPOINT}")
+endif()
+if(NOT last_output MATCHES "on ${NP_SECOND} rank")
+  list(APPEND failures "the restart did not run on ${NP_SECOND} ranks")
+endif()
+
+string(LENGTH "000000${STEPS}" length)
+math(EXPR start "${length} - 6")
+string(SUBSTRING "000000${STEPS}" ${start} 6 padded)
+set(dataset "/step_${padded}/${FIELD}")
+execute_process(COMMAND "${H5DIFF}" "a/${name}.h5" "b/${name}.h5" "${dataset}" "${dataset}"
+                WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("--- h5diff a/${name}.h5 b/${name}.h5 ${dataset}: exit ${rc}\n${out}${err}")
+if(NOT rc EQUAL 0)
+  list(APPEND failures "the restarted field ${dataset} differs from the uninterrupted run's")
+endif()
+if(failures)
+  string(REPLACE ";" "\n  " failures "${failures}")
+  message(FATAL_ERROR "FAILED:\n  ${failures}")
+endif()
+message("PASSED: ${dataset} identical after a restart from ${NP_FIRST} to ${NP_SECOND} ranks")

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Smoke test of iso-bench: runs it (the command after `--`) and checks the
+CSV it wrote: exact header, one row per expected (operation, neighborhood,
+size, contender), measured rows with sane statistics and environment.
+
+    smoke.py --csv FILE --mode collectives|setup [--np N] -- mpiexec -n 2 iso-bench ... --csv FILE
+"""
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+
+HEADER = ("operation,neighborhood,dims,neighbors,size_bytes,send_bytes,contender,chosen,status,note,"
+          "median_us,min_us,max_us,launches,reps,reps_kept,outliers_removed,launch_medians_us,"
+          "mpi_library,mpi_version,np,proc_dims,periodic,hostname,date")
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+
+
+def check_measured(row, reps, launches, np):
+    what = f"{row['operation']} {row['neighborhood']} {row['size_bytes']} {row['contender']}"
+    check(row["status"] == "ok", f"{what}: status {row['status']} ({row['note']})")
+    if row["status"] != "ok":
+        return
+    median, low, high = float(row["median_us"]), float(row["min_us"]), float(row["max_us"])
+    check(0 < low <= median <= high, f"{what}: min/median/max {low}/{median}/{high} out of order")
+    check(int(row["launches"]) == launches, f"{what}: {row['launches']} launches, expected {launches}")
+    check(int(row["reps"]) == reps, f"{what}: reps {row['reps']}, expected {reps}")
+    check(int(row["reps_kept"]) + int(row["outliers_removed"]) == reps * launches,
+          f"{what}: kept + removed != reps x launches")
+    check(len(row["launch_medians_us"].split(";")) == launches, f"{what}: launch medians {row['launch_medians_us']}")
+    check(int(row["np"]) == np, f"{what}: np {row['np']}")
+    check(row["mpi_library"] != "" and row["mpi_version"].count(".") == 1, f"{what}: MPI library/version missing")
+    check(row["hostname"] != "" and row["date"].endswith("Z"), f"{what}: hostname/date missing")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--csv", required=True)
+    parser.add_argument("--mode", choices=["collectives", "setup"], required=True)
+    parser.add_argument("--np", type=int, default=2)
+    parser.add_argument("--reps", type=int, required=True)
+    parser.add_argument("--launches", type=int, required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if os.path.exists(args.csv):
+        os.remove(args.csv)
+    print("running:", " ".join(command), flush=True)
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
+    print(result.stdout)
+    if result.returncode != 0:
+        print(f"FAILED: iso-bench exited with {result.returncode}")
+        return 1
+    if not os.path.exists(args.csv):
+        print(f"FAILED: {args.csv} was not written")
+        return 1
+    with open(args.csv, newline="") as handle:
+        text = handle.read()
+    header = text.splitlines()[0] if text else ""
+    check(header == HEADER, f"header differs:\n  got      {header}\n  expected {HEADER}")
+    with open(args.csv, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        check(None not in row and None not in row.values(), f"row with a wrong number of columns: {row}")
+    keys = {(r["operation"], r["neighborhood"], r["size_bytes"], r["contender"]) for r in rows}
+    check(len(keys) == len(rows), "duplicate rows")
+
+    if args.mode == "collectives":
+        contenders = ["linear", "torus", "direct", "auto", "mpi-create", "mpi-adjacent", "bound-torus",
+                      "bound-direct"]
+        for size in ("8", "64"):
+            for contender in contenders:
+                matching = [r for r in rows if (r["operation"], r["neighborhood"], r["size_bytes"],
+                                                r["contender"]) == ("alltoall", "moore-d2-r1", size, contender)]
+                check(len(matching) == 1, f"no row for alltoall moore-d2-r1 {size} {contender}")
+                for row in matching:
+                    check_measured(row, args.reps, args.launches, args.np)
+                    check(int(row["neighbors"]) == 8 and int(row["dims"]) == 2, f"{contender}: s/d wrong")
+                    check(int(row["send_bytes"]) == 8 * int(size), f"{contender}: send_bytes {row['send_bytes']}")
+                    if contender == "auto":
+                        check(row["chosen"] in ("linear", "torus", "direct", "mpi"), f"auto chose {row['chosen']}")
+        others = {r["contender"] for r in rows} - set(contenders) - {"mpi-persistent"}
+        check(not others, f"unexpected contenders {others}")
+        # The memory rule: a point that cannot fit is reported, not run.
+        skipped = [r for r in rows if r["status"] == "skipped"]
+        check(all("max-memory" in r["note"] for r in skipped), "a skipped row does not say why")
+    else:
+        names = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init", "mpi-create",
+                 "mpi-adjacent"]
+        for name in names:
+            matching = [r for r in rows if r["contender"] == name and r["neighborhood"] == "moore-d2-r1"]
+            check(len(matching) == 1 and matching[0]["operation"] == "setup", f"no setup row for {name}")
+            for row in matching:
+                check_measured(row, args.reps, args.launches, args.np)
+        check(len(rows) == len(names), f"{len(rows)} setup rows, expected {len(names)}")
+
+    for message in failures:
+        print("FAILED:", message)
+    print(f"{len(rows)} rows checked: {'ok' if not failures else f'{len(failures)} problems'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
