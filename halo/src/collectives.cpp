@@ -449,9 +449,9 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
 std::string check_blocks(const std::vector<BlockDesc>& blocks, const char* side) {
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     const BlockDesc& block = blocks[i];
-    const std::string name = std::string(side) + " block " + std::to_string(i);
-    if (block.count < 0) return name + ": count is negative (" + std::to_string(block.count) + ")";
-    if (block.type == MPI_DATATYPE_NULL) return name + ": datatype is MPI_DATATYPE_NULL";
+    auto name = [&] { return std::string(side) + " block " + std::to_string(i); };
+    if (block.count < 0) return name() + ": count is negative (" + std::to_string(block.count) + ")";
+    if (block.type == MPI_DATATYPE_NULL) return name() + ": datatype is MPI_DATATYPE_NULL";
   }
   return {};
 }

@@ -138,8 +138,12 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
   ISO_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
 }
 
-Schedule Neighborhood::schedule(Algorithm algorithm, Collective collective) const {
-  return build_schedule(offsets_, geometry_, coords_.data(), algorithm, collective);
+const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collective) const {
+  const auto key = std::make_pair(algorithm, collective);
+  auto found = schedules_.find(key);
+  if (found == schedules_.end())
+    found = schedules_.emplace(key, build_schedule(offsets_, geometry_, coords_.data(), algorithm, collective)).first;
+  return found->second;
 }
 
 int Neighborhood::target_rank(int block) const {

@@ -6,6 +6,8 @@
 
 #include <mpi.h>
 
+#include <map>
+#include <utility>
 #include <vector>
 
 namespace iso {
@@ -62,7 +64,9 @@ public:
   int rank() const { return rank_; }
   int size() const { return static_cast<int>(offsets_.size()); }
 
-  Schedule schedule(Algorithm algorithm, Collective collective) const;
+  /// This process's schedule, computed once per (algorithm, collective) and
+  /// kept: every init on the neighborhood reuses it.
+  const Schedule& schedule(Algorithm algorithm, Collective collective) const;
   /// Rank that block i is sent to / received from (-1: none, non-periodic mesh).
   int target_rank(int block) const;
   int source_rank(int block) const;
@@ -73,6 +77,7 @@ private:
   CartGeometry geometry_;
   std::vector<int> coords_;
   int rank_ = 0;
+  mutable std::map<std::pair<Algorithm, Collective>, Schedule> schedules_;
 };
 
 }  // namespace iso
