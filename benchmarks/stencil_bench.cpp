@@ -10,7 +10,9 @@
 //            all ranks at once. A Jacobi sweep must read u and write u_new at
 //            least once: 16 B per cell update, so the bound is
 //            copy bandwidth / 16 B (per rank), the same accounting as STREAM's
-//            copy (whose write-allocate traffic is not counted either).
+//            copy (whose write-allocate traffic is not counted either). The
+//            copy and triad are sampled before every repeat of every kernel;
+//            each row's bound is the best sample taken around its repeats.
 //   jacobi7  kernels::Jacobi<3>, star_laplacian (7 points, uniform-star path)
 //   jacobi27 kernels::Jacobi<3>, box_laplacian (27 points, general path)
 //   user7    the 7-point Jacobi update written as a user kernel
@@ -57,8 +59,67 @@ struct Settings {
 };
 
 struct Stream {
-  double copy_gbps = 0;   ///< per rank, best repeat
-  double triad_gbps = 0;  ///< per rank, best repeat
+  double copy_gbps = 0;   ///< per rank, best sample
+  double triad_gbps = 0;  ///< per rank, best sample
+};
+
+/// The STREAM-like arrays of one size, kept for the whole size so that the
+/// bound can be sampled between the kernels' repeats (the machine's memory
+/// bandwidth drifts when other work shares it; interleaving keeps each
+/// kernel's rate and its bound from the same stretch of time).
+class StreamProbe {
+public:
+  StreamProbe(long cells, MPI_Comm comm)
+      : cells_(cells),
+        comm_(comm),
+        a_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream a"), cells),
+        b_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream b"), cells),
+        c_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream c"), cells) {
+    auto a = a_, b = b_, c = c_;
+    Kokkos::parallel_for("stream init", Policy(0, cells_), KOKKOS_LAMBDA(const long i) {
+      a(i) = 1.0;
+      b(i) = 2.0;
+      c(i) = 0.0;
+    });
+    Kokkos::fence();
+    sample();  // warm up
+    best_ = Stream{};
+  }
+  /// Times one copy and one triad (all ranks at once, max over ranks) and
+  /// keeps the best of each since the last reset().
+  void sample() {
+    auto a = a_, b = b_, c = c_;
+    const double copy = timed([&] {
+      Kokkos::parallel_for("stream copy", Policy(0, cells_), KOKKOS_LAMBDA(const long i) { b(i) = a(i); });
+    });
+    const double scalar = 3.0;
+    const double triad = timed([&] {
+      Kokkos::parallel_for("stream triad", Policy(0, cells_),
+                           KOKKOS_LAMBDA(const long i) { c(i) = a(i) + scalar * b(i); });
+    });
+    best_.copy_gbps = std::max(best_.copy_gbps, 16.0 * static_cast<double>(cells_) / copy / 1e9);
+    best_.triad_gbps = std::max(best_.triad_gbps, 24.0 * static_cast<double>(cells_) / triad / 1e9);
+  }
+  Stream best() const { return best_; }
+  void reset() { best_ = Stream{}; }
+
+private:
+  using Policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<long>>;
+  template <class Body>
+  double timed(const Body& body) {
+    MPI_Barrier(comm_);
+    const double start = MPI_Wtime();
+    body();
+    Kokkos::fence();
+    double t = MPI_Wtime() - start;
+    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_);
+    return t;
+  }
+
+  long cells_;
+  MPI_Comm comm_;
+  Kokkos::View<double*> a_, b_, c_;
+  Stream best_;
 };
 
 /// One batch of sweeps on this rank.
@@ -81,61 +142,34 @@ BatchOverRanks over_ranks(const Batch& batch, MPI_Comm comm) {
   return {max[0], max[1], max[2], share / size};
 }
 
-/// Best (smallest max time) of `repeats` batches; all ranks start together.
+/// The best (smallest max time) of `repeats` batches, all ranks starting
+/// together, with a bound sample before each batch.
+struct Measured {
+  BatchOverRanks batch;
+  Stream stream;
+};
 template <class RunBatch>
-BatchOverRanks best_of(int repeats, MPI_Comm comm, const RunBatch& run_batch) {
-  BatchOverRanks best;
+Measured best_of(int repeats, MPI_Comm comm, StreamProbe& probe, const RunBatch& run_batch) {
+  Measured best;
+  probe.reset();
   for (int r = 0; r < repeats; ++r) {
+    probe.sample();
     MPI_Barrier(comm);
     const double start = MPI_Wtime();
     Batch batch = run_batch();
     batch.total = MPI_Wtime() - start;
     const BatchOverRanks result = over_ranks(batch, comm);
-    if (r == 0 || result.total < best.total) best = result;
+    if (r == 0 || result.total < best.batch.total) best.batch = result;
   }
+  best.stream = probe.best();
   return best;
-}
-
-Stream measure_stream(long cells, int repeats, MPI_Comm comm) {
-  Kokkos::View<double*> a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream a"), cells);
-  Kokkos::View<double*> b(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream b"), cells);
-  Kokkos::View<double*> c(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream c"), cells);
-  using Policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<long>>;
-  Kokkos::parallel_for("stream init", Policy(0, cells), KOKKOS_LAMBDA(const long i) {
-    a(i) = 1.0;
-    b(i) = 2.0;
-    c(i) = 0.0;
-  });
-  Kokkos::fence();
-  const double scalar = 3.0;
-  auto time_of = [&](auto body) {
-    double best = 0;
-    for (int r = 0; r < repeats + 1; ++r) {  // the first run warms up
-      MPI_Barrier(comm);
-      const double start = MPI_Wtime();
-      body();
-      Kokkos::fence();
-      double t = MPI_Wtime() - start;
-      MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm);
-      if (r == 1 || (r > 1 && t < best)) best = t;
-    }
-    return best;
-  };
-  const double copy = time_of([&] {
-    Kokkos::parallel_for("stream copy", Policy(0, cells), KOKKOS_LAMBDA(const long i) { b(i) = a(i); });
-  });
-  const double triad = time_of([&] {
-    Kokkos::parallel_for("stream triad", Policy(0, cells),
-                         KOKKOS_LAMBDA(const long i) { c(i) = a(i) + scalar * b(i); });
-  });
-  return {16.0 * static_cast<double>(cells) / copy / 1e9, 24.0 * static_cast<double>(cells) / triad / 1e9};
 }
 
 struct Row {
   long n = 0;
   std::string kernel;
   bool overlap = false;
-  BatchOverRanks batch;
+  Measured measured;
 };
 
 void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
@@ -154,7 +188,7 @@ void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
   Kokkos::fence();
 }
 
-std::vector<Row> run_jacobi(const Settings& s, long n, bool box) {
+std::vector<Row> run_jacobi(const Settings& s, long n, bool box, StreamProbe& probe) {
   const std::array<long, 3> local{n, n, n};
   std::array<int, 3> dims{0, 0, 0};
   int size = 1;
@@ -174,7 +208,7 @@ std::vector<Row> run_jacobi(const Settings& s, long n, bool box) {
     options.overlap = overlap;
     kernels::Jacobi<3> jacobi(grid, u, {}, options);
     jacobi.run(s.warmup);
-    const BatchOverRanks best = best_of(s.repeats, grid.comm(), [&] {
+    const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       const kernels::JacobiSummary summary = jacobi.run(s.sweeps);
       return Batch{0, summary.kernel_seconds, summary.halo_seconds};
     });
@@ -194,7 +228,7 @@ struct CellByCell {
 /// "mdrange" through update.hpp's apply_with_halo (Kokkos' default
 /// MDRangePolicy tiling, one functor call per cell), "cells" through the row
 /// loops but one call per cell (no vectorized row()).
-std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant) {
+std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant, StreamProbe& probe) {
   std::array<int, 3> dims{0, 0, 0};
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -226,7 +260,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
       return t;
     };
     for (int w = 0; w < s.warmup; ++w) sweep();
-    const BatchOverRanks best = best_of(s.repeats, grid.comm(), [&] {
+    const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       Batch batch;
       for (int k = 0; k < s.sweeps; ++k) {
         const kernels::UpdateTimes t = sweep();
@@ -240,7 +274,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
   return rows;
 }
 
-std::vector<Row> run_user(const Settings& s, long n) {
+std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
   std::array<int, 3> dims{0, 0, 0};
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -266,7 +300,7 @@ std::vector<Row> run_user(const Settings& s, long n) {
       return sum * sixth;
     });
     for (int w = 0; w < s.warmup; ++w) step.advance();
-    const BatchOverRanks best = best_of(s.repeats, grid.comm(), [&] {
+    const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       Batch batch;
       for (int k = 0; k < s.sweeps; ++k) {
         const kernels::UpdateTimes t = step.advance();
@@ -323,37 +357,41 @@ int main(int argc, char** argv) {
                   Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
     for (long n : s.sizes) {
       const long field_cells = (n + 2) * (n + 2) * (n + 2);
-      const Stream stream = measure_stream(field_cells, s.repeats, MPI_COMM_WORLD);
-      const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
+      StreamProbe probe(field_cells, MPI_COMM_WORLD);
+      for (int r = 0; r < s.repeats; ++r) probe.sample();
+      const Stream first = probe.best();
       if (rank == 0) {
         std::printf("\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M updates/s per "
-                    "rank (16 B/update)\n",
-                    n, stream.copy_gbps, stream.triad_gbps, bound / 1e6);
-        std::printf("  %-15s %-7s %12s %9s %12s %12s %10s\n", "kernel", "overlap", "kernel Mu/s", "% bound",
-                    "step Mu/s", "total Mu/s", "halo share");
+                    "rank (16 B/update); each row samples its own bound between repeats\n",
+                    n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
+        std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap", "kernel Mu/s", "bound Mu/s",
+                    "% bound", "step Mu/s", "total Mu/s", "halo share");
       }
       std::vector<Row> rows;
       for (const std::string& kernel : s.kernels) {
-        std::vector<Row> more = kernel == "user7"             ? run_user(s, n)
-                                : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange")
-                                : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells")
-                                                              : run_jacobi(s, n, kernel == "jacobi27");
+        std::vector<Row> more = kernel == "user7"             ? run_user(s, n, probe)
+                                : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
+                                : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
+                                                              : run_jacobi(s, n, kernel == "jacobi27", probe);
         rows.insert(rows.end(), more.begin(), more.end());
       }
       for (const Row& row : rows) {
+        const BatchOverRanks& batch = row.measured.batch;
+        const Stream& stream = row.measured.stream;
+        const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
         const double updates = static_cast<double>(n) * n * n * s.sweeps;
-        const double kernel_rate = updates / row.batch.kernel;
-        const double step_rate = updates / row.batch.total;
+        const double kernel_rate = updates / batch.kernel;
+        const double step_rate = updates / batch.total;
         const double pct = 100.0 * kernel_rate / bound;
         if (rank == 0) {
-          std::printf("  %-15s %-7s %12.1f %8.1f%% %12.1f %12.1f %9.1f%%\n", row.kernel.c_str(),
-                      row.overlap ? "on" : "off", kernel_rate / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
-                      100.0 * row.batch.halo_share);
+          std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n", row.kernel.c_str(),
+                      row.overlap ? "on" : "off", kernel_rate / 1e6, bound / 1e6, pct, step_rate / 1e6,
+                      step_rate * size / 1e6, 100.0 * batch.halo_share);
           if (csv)
             *csv << size << ',' << n << ',' << row.kernel << ',' << (row.overlap ? "on" : "off") << ',' << s.sweeps
-                 << ',' << row.batch.total << ',' << row.batch.kernel << ',' << row.batch.halo << ','
-                 << row.batch.halo_share << ',' << kernel_rate << ',' << step_rate << ',' << step_rate * size << ','
-                 << stream.copy_gbps << ',' << stream.triad_gbps << ',' << bound << ',' << pct << '\n';
+                 << ',' << batch.total << ',' << batch.kernel << ',' << batch.halo << ',' << batch.halo_share << ','
+                 << kernel_rate << ',' << step_rate << ',' << step_rate * size << ',' << stream.copy_gbps << ','
+                 << stream.triad_gbps << ',' << bound << ',' << pct << '\n';
         }
       }
     }
