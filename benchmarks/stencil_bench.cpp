@@ -14,7 +14,7 @@
 //            copy and triad are sampled before every repeat of every kernel;
 //            each row's bound is the best sample taken around its repeats.
 //   jacobi7  kernels::Jacobi<3>, star_laplacian (7 points, uniform-star path)
-//   jacobi27 kernels::Jacobi<3>, box_laplacian (27 points, general path)
+//   jacobi27 kernels::Jacobi<3>, box_laplacian (27 points, box-by-class path)
 //   user7    the 7-point Jacobi update written as a user kernel
 //            (kernels::make_stencil_update, Neighbors reads)
 //   jacobi7-mdrange, jacobi7-cells (on request, for comparison): the jacobi7
@@ -34,9 +34,9 @@
 #include "isostencil/kernels/jacobi.hpp"
 #include "isostencil/kernels/user_kernel.hpp"
 
+#include <mpi.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
-#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -76,11 +76,12 @@ public:
         b_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream b"), cells),
         c_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream c"), cells) {
     auto a = a_, b = b_, c = c_;
-    Kokkos::parallel_for("stream init", Policy(0, cells_), KOKKOS_LAMBDA(const long i) {
-      a(i) = 1.0;
-      b(i) = 2.0;
-      c(i) = 0.0;
-    });
+    Kokkos::parallel_for(
+        "stream init", Policy(0, cells_), KOKKOS_LAMBDA(const long i) {
+          a(i) = 1.0;
+          b(i) = 2.0;
+          c(i) = 0.0;
+        });
     Kokkos::fence();
     sample();  // warm up
     best_ = Stream{};
@@ -90,12 +91,14 @@ public:
   void sample() {
     auto a = a_, b = b_, c = c_;
     const double copy = timed([&] {
-      Kokkos::parallel_for("stream copy", Policy(0, cells_), KOKKOS_LAMBDA(const long i) { b(i) = a(i); });
+      Kokkos::parallel_for(
+          "stream copy", Policy(0, cells_), KOKKOS_LAMBDA(const long i) { b(i) = a(i); });
     });
     const double scalar = 3.0;
     const double triad = timed([&] {
-      Kokkos::parallel_for("stream triad", Policy(0, cells_),
-                           KOKKOS_LAMBDA(const long i) { c(i) = a(i) + scalar * b(i); });
+      Kokkos::parallel_for(
+          "stream triad", Policy(0, cells_),
+          KOKKOS_LAMBDA(const long i) { c(i) = a(i) + scalar * b(i); });
     });
     best_.copy_gbps = std::max(best_.copy_gbps, 16.0 * static_cast<double>(cells_) / copy / 1e9);
     best_.triad_gbps = std::max(best_.triad_gbps, 24.0 * static_cast<double>(cells_) / triad / 1e9);
@@ -179,12 +182,13 @@ void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
     offset[j] = grid.global_offset()[j];
     lo[j] = grid.ghost_lo()[j];
   }
-  kernels::sweep_cells<3>("bench fill", kernels::split_interior(grid).interior,
-                          KOKKOS_LAMBDA(const kernels::Index<3>& x) {
-                            const long g = (offset[0] + x[0] - lo[0]) * 7 + (offset[1] + x[1] - lo[1]) * 3 +
-                                           (offset[2] + x[2] - lo[2]);
-                            u(x[0], x[1], x[2]) = static_cast<double>(g % 17) * 0.0625;
-                          });
+  kernels::sweep_cells<3>(
+      "bench fill", kernels::split_interior(grid).interior,
+      KOKKOS_LAMBDA(const kernels::Index<3>& x) {
+        const long g = (offset[0] + x[0] - lo[0]) * 7 + (offset[1] + x[1] - lo[1]) * 3 +
+                       (offset[2] + x[2] - lo[2]);
+        u(x[0], x[1], x[2]) = static_cast<double>(g % 17) * 0.0625;
+      });
   Kokkos::fence();
 }
 
@@ -196,8 +200,8 @@ std::vector<Row> run_jacobi(const Settings& s, long n, bool box, StreamProbe& pr
   MPI_Dims_create(size, 3, dims.data());
   const double h = 1.0 / static_cast<double>(n);
   core::Grid<3> grid(MPI_COMM_WORLD, {local[0] * dims[0], local[1] * dims[1], local[2] * dims[2]},
-                     {true, true, true}, box ? kernels::box_laplacian(3, h) : kernels::star_laplacian(3, h),
-                     dims);
+                     {true, true, true},
+                     box ? kernels::box_laplacian(3, h) : kernels::star_laplacian(3, h), dims);
   auto u = grid.make_field<double>("u");
   fill(grid, u);
   std::vector<Row> rows;
@@ -228,7 +232,8 @@ struct CellByCell {
 /// "mdrange" through update.hpp's apply_with_halo (Kokkos' default
 /// MDRangePolicy tiling, one functor call per cell), "cells" through the row
 /// loops but one call per cell (no vectorized row()).
-std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant, StreamProbe& probe) {
+std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant,
+                                    StreamProbe& probe) {
   std::array<int, 3> dims{0, 0, 0};
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -247,19 +252,26 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
   for (bool overlap : {false, true}) {
     int current = 0;
     auto sweep = [&] {
-      const kernels::detail::StarSweep<3, false, false> functor{
-          fields[current].data(), fields[1 - current].data(), nullptr, stride, 1.0 / 6, h * h / 6, -6 / (h * h),
-          1 / (h * h)};
+      const kernels::detail::StarSweep<3, false, false> functor{fields[current].data(),
+                                                                fields[1 - current].data(),
+                                                                nullptr,
+                                                                stride,
+                                                                1.0 / 6,
+                                                                h * h / 6,
+                                                                -6 / (h * h),
+                                                                1 / (h * h)};
       kernels::UpdateTimes t;
       if (variant == "mdrange")
-        t = kernels::apply_with_halo<3>(grid, halos[current], "bench jacobi7 mdrange", overlap, functor);
+        t = kernels::apply_with_halo<3>(grid, halos[current], "bench jacobi7 mdrange", overlap,
+                                        functor);
       else
         t = kernels::sweep_with_halo<3>(grid, halos[current], "bench jacobi7 cells", overlap,
                                         CellByCell<decltype(functor)>{functor});
       current = 1 - current;
       return t;
     };
-    for (int w = 0; w < s.warmup; ++w) sweep();
+    for (int w = 0; w < s.warmup; ++w)
+      sweep();
     const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       Batch batch;
       for (int k = 0; k < s.sweeps; ++k) {
@@ -290,16 +302,18 @@ std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
     options.overlap = overlap;
     options.label = "bench user7";
     const double sixth = 1.0 / 6.0;
-    auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
-      double sum = u(-1, 0, 0);
-      sum += u(1, 0, 0);
-      sum += u(0, -1, 0);
-      sum += u(0, 1, 0);
-      sum += u(0, 0, -1);
-      sum += u(0, 0, 1);
-      return sum * sixth;
-    });
-    for (int w = 0; w < s.warmup; ++w) step.advance();
+    auto step = kernels::make_stencil_update(
+        grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
+          double sum = u(-1, 0, 0);
+          sum += u(1, 0, 0);
+          sum += u(0, -1, 0);
+          sum += u(0, 1, 0);
+          sum += u(0, 0, -1);
+          sum += u(0, 0, 1);
+          return sum * sixth;
+        });
+    for (int w = 0; w < s.warmup; ++w)
+      step.advance();
     const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       Batch batch;
       for (int k = 0; k < s.sweeps; ++k) {
@@ -323,14 +337,17 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   Settings s;
   CLI::App app{"Stencil sweep rates vs a STREAM-like bandwidth bound, and halo-exchange shares"};
-  app.add_option("--size", s.sizes, "local cells per dimension (n³ per rank); repeat for several (default 64)")
+  app.add_option("--size", s.sizes,
+                 "local cells per dimension (n³ per rank); repeat for several (default 64)")
       ->check(CLI::Range(4L, 2048L));
   app.add_option("--sweeps", s.sweeps, "sweeps per measurement")->check(CLI::PositiveNumber);
-  app.add_option("--repeats", s.repeats, "measurements per case (the best counts)")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", s.repeats, "measurements per case (the best counts)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--warmup", s.warmup, "unmeasured sweeps first")->check(CLI::NonNegativeNumber);
-  app.add_option("--kernels", s.kernels,
-                 "kernels to run: jacobi7, jacobi27, user7; for comparison also jacobi7-mdrange "
-                 "(update.hpp's MDRange loops) and jacobi7-cells (row loops without the vectorized row())")
+  app.add_option(
+         "--kernels", s.kernels,
+         "kernels to run: jacobi7, jacobi27, user7; for comparison also jacobi7-mdrange "
+         "(update.hpp's MDRange loops) and jacobi7-cells (row loops without the vectorized row())")
       ->check(CLI::IsMember({"jacobi7", "jacobi27", "user7", "jacobi7-mdrange", "jacobi7-cells"}));
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
   try {
@@ -350,7 +367,8 @@ int main(int argc, char** argv) {
       csv = std::make_unique<std::ofstream>(s.csv);
       *csv << "ranks,local_n,kernel,overlap,sweeps,time_s,kernel_s,halo_s,halo_share,"
               "kernel_updates_per_s_per_rank,step_updates_per_s_per_rank,step_updates_per_s_total,"
-              "copy_GBps_per_rank,triad_GBps_per_rank,bound_updates_per_s_per_rank,kernel_pct_of_bound\n";
+              "copy_GBps_per_rank,triad_GBps_per_rank,bound_updates_per_s_per_rank,kernel_pct_of_"
+              "bound\n";
     }
     if (rank == 0)
       std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
@@ -358,21 +376,26 @@ int main(int argc, char** argv) {
     for (long n : s.sizes) {
       const long field_cells = (n + 2) * (n + 2) * (n + 2);
       StreamProbe probe(field_cells, MPI_COMM_WORLD);
-      for (int r = 0; r < s.repeats; ++r) probe.sample();
+      for (int r = 0; r < s.repeats; ++r)
+        probe.sample();
       const Stream first = probe.best();
       if (rank == 0) {
-        std::printf("\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M updates/s per "
-                    "rank (16 B/update); each row samples its own bound between repeats\n",
-                    n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
-        std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap", "kernel Mu/s", "bound Mu/s",
-                    "% bound", "step Mu/s", "total Mu/s", "halo share");
+        std::printf(
+            "\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M "
+            "updates/s per "
+            "rank (16 B/update); each row samples its own bound between repeats\n",
+            n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
+        std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
+                    "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
+                    "halo share");
       }
       std::vector<Row> rows;
       for (const std::string& kernel : s.kernels) {
-        std::vector<Row> more = kernel == "user7"             ? run_user(s, n, probe)
-                                : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
-                                : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
-                                                              : run_jacobi(s, n, kernel == "jacobi27", probe);
+        std::vector<Row> more =
+            kernel == "user7"             ? run_user(s, n, probe)
+            : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
+            : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
+                                          : run_jacobi(s, n, kernel == "jacobi27", probe);
         rows.insert(rows.end(), more.begin(), more.end());
       }
       for (const Row& row : rows) {
@@ -384,14 +407,16 @@ int main(int argc, char** argv) {
         const double step_rate = updates / batch.total;
         const double pct = 100.0 * kernel_rate / bound;
         if (rank == 0) {
-          std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n", row.kernel.c_str(),
-                      row.overlap ? "on" : "off", kernel_rate / 1e6, bound / 1e6, pct, step_rate / 1e6,
-                      step_rate * size / 1e6, 100.0 * batch.halo_share);
+          std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
+                      row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
+                      bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
+                      100.0 * batch.halo_share);
           if (csv)
-            *csv << size << ',' << n << ',' << row.kernel << ',' << (row.overlap ? "on" : "off") << ',' << s.sweeps
-                 << ',' << batch.total << ',' << batch.kernel << ',' << batch.halo << ',' << batch.halo_share << ','
-                 << kernel_rate << ',' << step_rate << ',' << step_rate * size << ',' << stream.copy_gbps << ','
-                 << stream.triad_gbps << ',' << bound << ',' << pct << '\n';
+            *csv << size << ',' << n << ',' << row.kernel << ',' << (row.overlap ? "on" : "off")
+                 << ',' << s.sweeps << ',' << batch.total << ',' << batch.kernel << ','
+                 << batch.halo << ',' << batch.halo_share << ',' << kernel_rate << ',' << step_rate
+                 << ',' << step_rate * size << ',' << stream.copy_gbps << ',' << stream.triad_gbps
+                 << ',' << bound << ',' << pct << '\n';
         }
       }
     }

@@ -12,13 +12,15 @@ namespace {
 
 std::string offset_text(const int* offset, int dims) {
   std::string text = "(";
-  for (int j = 0; j < dims; ++j) text += (j ? "," : "") + std::to_string(offset[j]);
+  for (int j = 0; j < dims; ++j)
+    text += (j ? "," : "") + std::to_string(offset[j]);
   return text + ")";
 }
 
 void check_laplacian_args(const char* where, int dims, double h) {
   if (dims < 1 || dims > 6)
-    throw iso::Error(std::string(where) + ": dimension must be 1 to 6, got " + std::to_string(dims));
+    throw iso::Error(std::string(where) + ": dimension must be 1 to 6, got " +
+                     std::to_string(dims));
   if (!(h > 0) || !std::isfinite(h))
     throw iso::Error(std::string(where) + ": grid spacing h must be positive and finite, got " +
                      std::to_string(h));
@@ -51,7 +53,8 @@ core::Stencil star_laplacian(int dims, double h) {
   std::vector<double> weights;
   for (int i = 0; i < shape.size(); ++i) {
     bool center = true;
-    for (int j = 0; j < dims; ++j) center = center && shape.offsets()[i][j] == 0;
+    for (int j = 0; j < dims; ++j)
+      center = center && shape.offsets()[i][j] == 0;
     weights.push_back(center ? -2.0 * dims * inverse_h2 : inverse_h2);
   }
   return core::Stencil(shape.offsets(), std::move(weights),
@@ -66,7 +69,8 @@ core::Stencil box_laplacian(int dims, double h) {
   std::vector<double> weights;
   for (int i = 0; i < shape.size(); ++i) {
     int nonzero = 0;
-    for (int j = 0; j < dims; ++j) nonzero += shape.offsets()[i][j] != 0;
+    for (int j = 0; j < dims; ++j)
+      nonzero += shape.offsets()[i][j] != 0;
     weights.push_back(class_weights[static_cast<std::size_t>(nonzero)] * inverse_h2);
   }
   return core::Stencil(shape.offsets(), std::move(weights),
@@ -106,7 +110,8 @@ JacobiOperator analyze_operator(const core::Stencil& stencil, int dims, const ch
   for (int i = 0; i < stencil.size(); ++i) {
     const int* offset = stencil.offsets()[i];
     bool center = true;
-    for (int j = 0; j < dims; ++j) center = center && offset[j] == 0;
+    for (int j = 0; j < dims; ++j)
+      center = center && offset[j] == 0;
     const double weight = stencil.weights()[static_cast<std::size_t>(i)];
     if (!std::isfinite(weight))
       throw iso::Error(prefix + "weight of offset " + offset_text(offset, dims) + " is not finite");
@@ -139,14 +144,16 @@ JacobiOperator analyze_operator(const core::Stencil& stencil, int dims, const ch
       star = nonzero == 1 && (value == 1 || value == -1) && op.weights[t] == op.weights[0];
       if (star) ++seen[static_cast<std::size_t>(2 * axis + (value > 0))];
     }
-    for (int count : seen) star = star && count == 1;
+    for (int count : seen)
+      star = star && count == 1;
     op.uniform_star = star;
     op.neighbor_weight = star ? op.weights[0] : 0.0;
   }
   // The box path: each offset of {-1,0,1}^d exactly once, one weight per
   // number of nonzero components.
   int points = 1;
-  for (int j = 0; j < dims; ++j) points *= 3;
+  for (int j = 0; j < dims; ++j)
+    points *= 3;
   if (static_cast<int>(op.offsets.size()) == points - 1) {
     std::vector<int> seen(static_cast<std::size_t>(points), 0);
     std::vector<double> by_class(static_cast<std::size_t>(dims) + 1, 0.0);
@@ -168,7 +175,8 @@ JacobiOperator analyze_operator(const core::Stencil& stencil, int dims, const ch
       by_class[k] = op.weights[t];
     }
     for (int i = 0; i < points && box; ++i)
-      box = (i == (points - 1) / 2) ? seen[static_cast<std::size_t>(i)] == 0 : seen[static_cast<std::size_t>(i)] == 1;
+      box = (i == (points - 1) / 2) ? seen[static_cast<std::size_t>(i)] == 0
+                                    : seen[static_cast<std::size_t>(i)] == 1;
     if (box) {
       op.box_by_class = true;
       by_class[0] = op.center_weight;

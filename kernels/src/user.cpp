@@ -8,7 +8,8 @@ std::string offsets_text(const iso::OffsetList& offsets) {
   std::string text;
   for (int i = 0; i < offsets.size(); ++i) {
     text += i ? " (" : "(";
-    for (int j = 0; j < offsets.dims(); ++j) text += (j ? "," : "") + std::to_string(offsets[i][j]);
+    for (int j = 0; j < offsets.dims(); ++j)
+      text += (j ? "," : "") + std::to_string(offsets[i][j]);
     text += ")";
   }
   return text.empty() ? "(none)" : text;

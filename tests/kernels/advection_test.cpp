@@ -50,7 +50,8 @@ void fill_pulse(const core::Grid<2>& grid, const core::Field<double, 2>& c, doub
 }
 
 void check_pulse_moves(bool corner_transport, bool overlap) {
-  SCOPED_TRACE(std::string(corner_transport ? "ctu" : "donor") + (overlap ? ", overlap" : ", no overlap"));
+  SCOPED_TRACE(std::string(corner_transport ? "ctu" : "donor") +
+               (overlap ? ", overlap" : ", no overlap"));
   // The domain is wide enough that the pulse's tails at half a period away
   // weigh nothing (σ² grows by c(1-c) per step: at most 12 here; e^{-32²/24}).
   const long nx = 64, ny = 64;
@@ -73,7 +74,8 @@ void check_pulse_moves(bool corner_transport, bool overlap) {
 
   auto run = [&](auto kernel) {
     auto step = kernels::make_stencil_update(grid, in, out, kernel, options);
-    for (int n = 0; n < steps; ++n) step.advance();
+    for (int n = 0; n < steps; ++n)
+      step.advance();
     return step.input();
   };
   core::Field<double, 2> result;
@@ -104,16 +106,19 @@ TEST(Advection, PulseMovesByCourantTimesSteps) {
 }
 
 TEST(Advection, PulseDoesNotMoveWithoutVelocity) {
-  core::Grid<2> grid(MPI_COMM_WORLD, {24, 20}, {true, true}, core::Stencil::one_sided_star(2, 1, {-1, -1}));
+  core::Grid<2> grid(MPI_COMM_WORLD, {24, 20}, {true, true},
+                     core::Stencil::one_sided_star(2, 1, {-1, -1}));
   auto in = grid.make_field<double>("c"), out = grid.make_field<double>("c next");
   auto initial = grid.make_field<double>("initial");
   fill_pulse(grid, in, 10, 10, 2);
   Kokkos::deep_copy(initial, in);
   const double cx = 0, cy = 0;
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& c) {
-    return c(0, 0) - cx * (c(0, 0) - c(-1, 0)) - cy * (c(0, 0) - c(0, -1));
-  });
-  for (int n = 0; n < 5; ++n) step.advance();
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& c) {
+        return c(0, 0) - cx * (c(0, 0) - c(-1, 0)) - cy * (c(0, 0) - c(0, -1));
+      });
+  for (int n = 0; n < 5; ++n)
+    step.advance();
   // c - 0 * (...) == c exactly: the interior is unchanged.
   auto now = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), step.input());
   auto then = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), initial);

@@ -22,15 +22,17 @@ constexpr long sweeps = 7;
 template <int D>
 double rough(const std::array<long, D>& g, long salt) {
   unsigned long hash = 1469598103934665603UL ^ static_cast<unsigned long>(salt);
-  for (int j = 0; j < D; ++j) hash = (hash ^ static_cast<unsigned long>(g[j] + 7)) * 1099511628211UL;
+  for (int j = 0; j < D; ++j)
+    hash = (hash ^ static_cast<unsigned long>(g[j] + 7)) * 1099511628211UL;
   return static_cast<double>(hash % 100003) / 100003.0 - 0.5;
 }
 
 /// K Jacobi sweeps on `comm`; the gathered global interior on rank 0 of comm.
 template <int D>
 std::vector<double> jacobi_run(MPI_Comm comm, const core::Stencil& stencil,
-                               const std::array<long, D>& extent, const std::array<bool, D>& periodic,
-                               bool with_source, bool overlap) {
+                               const std::array<long, D>& extent,
+                               const std::array<bool, D>& periodic, bool with_source,
+                               bool overlap) {
   core::Grid<D> grid(comm, extent, periodic, stencil);
   auto u = grid.template make_field<double>("u");
   iso_test::fill_cells<D>(grid, u, [](const std::array<long, D>& g) { return rough<D>(g, 1); });
@@ -78,11 +80,12 @@ TEST(DecompositionIndependence, Jacobi2D) {
 
 TEST(DecompositionIndependence, JacobiGeneralWeights) {
   // Anisotropic spacing: the general weighted-term kernel, not the star one.
-  const core::Stencil anisotropic = kernels::star_laplacian(2, 1.0).with_weights({-2 - 2 * 4.0, 1, 1, 4, 4});
+  const core::Stencil anisotropic =
+      kernels::star_laplacian(2, 1.0).with_weights({-2 - 2 * 4.0, 1, 1, 4, 4});
   check_jacobi<2>(anisotropic, {15, 12}, {false, true}, true);
   const core::Stencil radius2 = core::Stencil::star(3, 2).with_weights(
-      {-7.5, -1.0 / 12, 4.0 / 3, 4.0 / 3, -1.0 / 12, -1.0 / 12, 4.0 / 3, 4.0 / 3, -1.0 / 12, -1.0 / 12, 4.0 / 3,
-       4.0 / 3, -1.0 / 12});
+      {-7.5, -1.0 / 12, 4.0 / 3, 4.0 / 3, -1.0 / 12, -1.0 / 12, 4.0 / 3, 4.0 / 3, -1.0 / 12,
+       -1.0 / 12, 4.0 / 3, 4.0 / 3, -1.0 / 12});
   check_jacobi<3>(radius2, {12, 10, 9}, {true, false, true}, false);
 }
 
@@ -114,7 +117,8 @@ std::vector<double> advection_run(MPI_Comm comm, bool overlap) {
                cx * cy * u(-1, -1);
       },
       options);
-  for (long n = 0; n < sweeps; ++n) step.advance();
+  for (long n = 0; n < sweeps; ++n)
+    step.advance();
   return iso_test::gather_interior<2>(grid, step.input());
 }
 
@@ -124,7 +128,8 @@ TEST(DecompositionIndependence, UserKernel) {
   for (bool overlap : {false, true}) {
     const std::vector<double> distributed = advection_run(MPI_COMM_WORLD, overlap);
     long mismatch = -1;
-    if (iso_test::world_rank() == 0) mismatch = iso_test::first_bitwise_difference(reference, distributed);
+    if (iso_test::world_rank() == 0)
+      mismatch = iso_test::first_bitwise_difference(reference, distributed);
     MPI_Bcast(&mismatch, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     EXPECT_EQ(mismatch, -1) << (overlap ? "overlap" : "no overlap");
   }

@@ -21,7 +21,8 @@ constexpr double pi = 3.14159265358979323846;
 double binomial(int n, int k) {
   if (k < 0 || k > n) return 0;
   double value = 1;
-  for (int i = 1; i <= k; ++i) value = value * (n - k + i) / i;
+  for (int i = 1; i <= k; ++i)
+    value = value * (n - k + i) / i;
   return value;
 }
 
@@ -42,7 +43,8 @@ TEST(JacobiWeights, BoxClassWeightsMeetTheMomentConditions) {
       EXPECT_NEAR(mixed, 2.0 / 3.0, 1e-13) << "d = " << d;
     }
     EXPECT_LT(w[0], 0.0);
-    for (int k = 1; k <= d; ++k) EXPECT_GE(w[k], -1e-15) << "d = " << d << ", k = " << k;
+    for (int k = 1; k <= d; ++k)
+      EXPECT_GE(w[k], -1e-15) << "d = " << d << ", k = " << k;
   }
   // The familiar cases.
   const auto w2 = kernels::box_laplacian_class_weights(2);
@@ -93,7 +95,8 @@ double max_operator_error(const core::Stencil& stencil, long n, double h,
   auto lu = grid.template make_field<double>("Lu");
   auto position = [h](const std::array<long, D>& g) {
     std::array<double, D> x{};
-    for (int j = 0; j < D; ++j) x[j] = static_cast<double>(g[j]) * h;
+    for (int j = 0; j < D; ++j)
+      x[j] = static_cast<double>(g[j]) * h;
     return x;
   };
   iso_test::fill_cells<D>(grid, u, [&](const std::array<long, D>& g) { return p(position(g)); });
@@ -104,7 +107,8 @@ double max_operator_error(const core::Stencil& stencil, long n, double h,
   iso_test::Polynomial<D> extra;
   if (correction == Correction::fourth_derivatives) extra = p.fourth_derivatives();
   if (correction == Correction::bilaplacian) extra = p.laplacian().laplacian();
-  for (auto& term : extra.terms) term.coefficient *= h * h / 12;
+  for (auto& term : extra.terms)
+    term.coefficient *= h * h / 12;
   expected = expected + extra;
 
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lu);
@@ -121,7 +125,8 @@ double max_operator_error(const core::Stencil& stencil, long n, double h,
     }
     std::size_t linear = 0;
     for (int j = 0; j < D; ++j)
-      linear = linear * static_cast<std::size_t>(grid.field_extent()[j]) + static_cast<std::size_t>(local[j]);
+      linear = linear * static_cast<std::size_t>(grid.field_extent()[j]) +
+               static_cast<std::size_t>(local[j]);
     const double want = expected(position(grid.to_global(local)));
     worst = std::max(worst, std::abs(host.data()[linear] - want) / (1 + std::abs(want)));
   }
@@ -183,8 +188,9 @@ void check_polynomials(long n) {
   const double tolerance = 1e-11;
   SCOPED_TRACE("d = " + std::to_string(D));
   // Cubics: exact, no correction term.
-  EXPECT_LT(max_operator_error<D>(kernels::star_laplacian(D, h), n, h, cubic<D>(), Correction::none),
-            tolerance);
+  EXPECT_LT(
+      max_operator_error<D>(kernels::star_laplacian(D, h), n, h, cubic<D>(), Correction::none),
+      tolerance);
   EXPECT_LT(max_operator_error<D>(kernels::box_laplacian(D, h), n, h, cubic<D>(), Correction::none),
             tolerance);
   // Quartics: exact up to the known h²/12 term; the box's is isotropic.
@@ -196,8 +202,9 @@ void check_polynomials(long n) {
             tolerance);
   // ... and without the term they are not exact (the test can fail).
   if (D >= 2) {
-    EXPECT_GT(max_operator_error<D>(kernels::box_laplacian(D, h), n, h, quartic<D>(), Correction::none),
-              1e-4);
+    EXPECT_GT(
+        max_operator_error<D>(kernels::box_laplacian(D, h), n, h, quartic<D>(), Correction::none),
+        1e-4);
   }
 }
 
@@ -221,7 +228,8 @@ TEST(JacobiWeights, Classic27PointWeightsAreExactToo) {
   std::vector<double> weights;
   for (int i = 0; i < shape.size(); ++i) {
     int nonzero = 0;
-    for (int j = 0; j < 3; ++j) nonzero += shape.offsets()[i][j] != 0;
+    for (int j = 0; j < 3; ++j)
+      nonzero += shape.offsets()[i][j] != 0;
     weights.push_back(by_class[nonzero] / (h * h));
   }
   const core::Stencil classic = shape.with_weights(weights);
@@ -269,10 +277,12 @@ void check_monotone_residual(const core::Stencil& stencil, const std::array<long
 TEST(Jacobi, LaplaceResidualFallsMonotonically) {
   check_monotone_residual<2>(kernels::star_laplacian(2, 1.0 / 25), {24, 20}, {false, false}, true);
   check_monotone_residual<2>(kernels::box_laplacian(2, 1.0 / 25), {24, 20}, {false, true}, false);
-  check_monotone_residual<3>(kernels::star_laplacian(3, 0.1), {10, 9, 8}, {false, false, false}, true);
-  check_monotone_residual<3>(kernels::box_laplacian(3, 0.1), {10, 9, 8}, {false, true, false}, true);
-  check_monotone_residual<4>(kernels::box_laplacian(4, 0.2), {5, 5, 4, 4}, {false, false, true, false},
-                             false);
+  check_monotone_residual<3>(kernels::star_laplacian(3, 0.1), {10, 9, 8}, {false, false, false},
+                             true);
+  check_monotone_residual<3>(kernels::box_laplacian(3, 0.1), {10, 9, 8}, {false, true, false},
+                             true);
+  check_monotone_residual<4>(kernels::box_laplacian(4, 0.2), {5, 5, 4, 4},
+                             {false, false, true, false}, false);
 }
 
 // ---------------------------------------------------------------------------
@@ -283,7 +293,9 @@ TEST(Jacobi, LaplaceResidualFallsMonotonically) {
 double exact(double x, double y) {
   return std::sin(pi * x) * std::sin(2 * pi * y) + std::exp(x) * std::sin(y);
 }
-double source(double x, double y) { return 5 * pi * pi * std::sin(pi * x) * std::sin(2 * pi * y); }
+double source(double x, double y) {
+  return 5 * pi * pi * std::sin(pi * x) * std::sin(2 * pi * y);
+}
 
 struct ConvergenceRun {
   double error = 0;
@@ -300,8 +312,10 @@ ConvergenceRun solve_manufactured(bool box, long n) {
   auto node = [h](long i) { return static_cast<double>(i + 1) * h; };
   // Initial guess: the exact solution sampled (the discrete solution differs
   // from it by O(h²)); boundary ghosts: the exact boundary values.
-  iso_test::fill_cells<2>(grid, u, [&](const std::array<long, 2>& g) { return exact(node(g[0]), node(g[1])); });
-  iso_test::fill_cells<2>(grid, f, [&](const std::array<long, 2>& g) { return source(node(g[0]), node(g[1])); });
+  iso_test::fill_cells<2>(
+      grid, u, [&](const std::array<long, 2>& g) { return exact(node(g[0]), node(g[1])); });
+  iso_test::fill_cells<2>(
+      grid, f, [&](const std::array<long, 2>& g) { return source(node(g[0]), node(g[1])); });
   kernels::JacobiOptions options;
   options.max_sweeps = 20000;
   options.relative_tolerance = 1e-4;
@@ -313,7 +327,8 @@ ConvergenceRun solve_manufactured(bool box, long n) {
   double error = 0;
   for (int i = grid.interior_range(0).first; i < grid.interior_range(0).second; ++i)
     for (int j = grid.interior_range(1).first; j < grid.interior_range(1).second; ++j)
-      error = std::max(error, std::abs(host(i, j) - exact(node(grid.to_global(0, i)), node(grid.to_global(1, j)))));
+      error = std::max(error, std::abs(host(i, j) - exact(node(grid.to_global(0, i)),
+                                                          node(grid.to_global(1, j)))));
   MPI_Allreduce(MPI_IN_PLACE, &error, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return {error, summary.sweeps, summary.converged};
 }
@@ -322,8 +337,10 @@ TEST(Jacobi, ManufacturedSolutionConvergesAtSecondOrder) {
   for (bool box : {false, true}) {
     SCOPED_TRACE(box ? "box (9-point)" : "star (5-point)");
     std::vector<ConvergenceRun> runs;
-    for (long n : {7L, 15L, 31L}) runs.push_back(solve_manufactured(box, n));
-    for (const ConvergenceRun& run : runs) EXPECT_TRUE(run.converged);
+    for (long n : {7L, 15L, 31L})
+      runs.push_back(solve_manufactured(box, n));
+    for (const ConvergenceRun& run : runs)
+      EXPECT_TRUE(run.converged);
     for (std::size_t i = 1; i < runs.size(); ++i) {
       const double ratio = runs[i - 1].error / runs[i].error;
       if (iso_test::world_rank() == 0)
@@ -373,13 +390,15 @@ double sweep_vs_operator(const core::Stencil& stencil, long n) {
   typename core::Grid<D>::global_index extent;
   extent.fill(n);
   std::array<bool, D> periodic{};
-  for (int j = 0; j < D; ++j) periodic[j] = j % 2 == 0;
+  for (int j = 0; j < D; ++j)
+    periodic[j] = j % 2 == 0;
   core::Grid<D> grid(MPI_COMM_WORLD, extent, periodic, stencil);
   auto u = grid.template make_field<double>("u");
   auto lu = grid.template make_field<double>("Lu");
   iso_test::fill_cells<D>(grid, u, [](const std::array<long, D>& g) {
     long hash = 7;
-    for (int j = 0; j < D; ++j) hash = hash * 131 + g[j] + 5;
+    for (int j = 0; j < D; ++j)
+      hash = hash * 131 + g[j] + 5;
     return static_cast<double>(hash % 1009) / 1009.0;
   });
   auto halo = grid.halo_exchange(u);
@@ -392,7 +411,8 @@ double sweep_vs_operator(const core::Stencil& stencil, long n) {
   double diag = 0;
   for (int i = 0; i < stencil.size(); ++i) {
     bool centre = true;
-    for (int j = 0; j < D; ++j) centre = centre && stencil.offsets()[i][j] == 0;
+    for (int j = 0; j < D; ++j)
+      centre = centre && stencil.offsets()[i][j] == 0;
     if (centre) diag = -stencil.weights()[static_cast<std::size_t>(i)];
   }
   auto u_host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
@@ -409,7 +429,9 @@ double sweep_vs_operator(const core::Stencil& stencil, long n) {
       rest /= span;
     }
     std::size_t at = 0;
-    for (int j = 0; j < D; ++j) at = at * static_cast<std::size_t>(grid.field_extent()[j]) + static_cast<std::size_t>(local[j]);
+    for (int j = 0; j < D; ++j)
+      at = at * static_cast<std::size_t>(grid.field_extent()[j]) +
+           static_cast<std::size_t>(local[j]);
     const double want = u_host.data()[at] + lu_host.data()[at] / diag;
     worst = std::max(worst, std::abs(next.data()[at] - want));
     residual += lu_host.data()[at] * lu_host.data()[at];
@@ -447,7 +469,8 @@ TEST(Jacobi, PicksTheKernelFromTheWeights) {
   std::vector<double> weights = kernels::box_laplacian(3, 1.0).weights();
   weights[1] *= 1.5;  // one edge weight differs from the others of its class
   EXPECT_EQ(kernel_of(core::Stencil::box(3, 1).with_weights(weights)), "general");
-  EXPECT_EQ(kernel_of(kernels::star_laplacian(3, 1.0).with_weights({-8, 1, 1, 1, 1, 2, 2})), "general");
+  EXPECT_EQ(kernel_of(kernels::star_laplacian(3, 1.0).with_weights({-8, 1, 1, 1, 1, 2, 2})),
+            "general");
 }
 
 // ---------------------------------------------------------------------------

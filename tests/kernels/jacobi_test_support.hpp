@@ -51,12 +51,14 @@ std::vector<double> gather_interior(const isostencil::core::Grid<D>& grid, const
                                     int root = 0) {
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
   std::size_t total = 1;
-  for (int j = 0; j < D; ++j) total *= static_cast<std::size_t>(grid.global_extent()[j]);
+  for (int j = 0; j < D; ++j)
+    total *= static_cast<std::size_t>(grid.global_extent()[j]);
   std::vector<std::uint64_t> bits(total, 0);
   const auto interior = grid.interior_extent();
   const auto extent = grid.field_extent();
   std::size_t cells = 1;
-  for (int j = 0; j < D; ++j) cells *= static_cast<std::size_t>(interior[j]);
+  for (int j = 0; j < D; ++j)
+    cells *= static_cast<std::size_t>(interior[j]);
   for (std::size_t n = 0; n < cells; ++n) {
     std::size_t rest = n, local = 0, global = 0, local_stride = 1, global_stride = 1;
     for (int j = D - 1; j >= 0; --j) {
@@ -75,7 +77,8 @@ std::vector<double> gather_interior(const isostencil::core::Grid<D>& grid, const
   MPI_Reduce(bits.data(), combined.data(), static_cast<int>(total), MPI_UINT64_T, MPI_BOR, root,
              grid.comm());
   std::vector<double> result(combined.size());
-  if (!combined.empty()) std::memcpy(result.data(), combined.data(), combined.size() * sizeof(double));
+  if (!combined.empty())
+    std::memcpy(result.data(), combined.data(), combined.size() * sizeof(double));
   return result;
 }
 
@@ -104,7 +107,8 @@ struct Polynomial {
     double sum = 0;
     for (const Term& t : terms) {
       double value = t.coefficient;
-      for (int j = 0; j < D; ++j) value *= std::pow(x[j], t.power[j]);
+      for (int j = 0; j < D; ++j)
+        value *= std::pow(x[j], t.power[j]);
       sum += value;
     }
     return sum;
@@ -128,13 +132,15 @@ struct Polynomial {
   }
   Polynomial laplacian() const {
     Polynomial result;
-    for (int j = 0; j < D; ++j) result = result + derivative(j, 2);
+    for (int j = 0; j < D; ++j)
+      result = result + derivative(j, 2);
     return result;
   }
   /// Σ_j ∂⁴/∂x_j⁴.
   Polynomial fourth_derivatives() const {
     Polynomial result;
-    for (int j = 0; j < D; ++j) result = result + derivative(j, 4);
+    for (int j = 0; j < D; ++j)
+      result = result + derivative(j, 4);
     return result;
   }
 };

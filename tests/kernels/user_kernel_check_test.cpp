@@ -22,11 +22,13 @@ protected:
 
 TEST_F(UserKernelCheck, ReadOutsideTheShapeAborts) {
   // Upwind shape {(0,0), (-1,0), (0,-1)}; the kernel also reads (1,0).
-  core::Grid<2> grid(MPI_COMM_WORLD, {12, 10}, {true, true}, core::Stencil::one_sided_star(2, 1, {-1, -1}));
+  core::Grid<2> grid(MPI_COMM_WORLD, {12, 10}, {true, true},
+                     core::Stencil::one_sided_star(2, 1, {-1, -1}));
   auto in = grid.make_field<double>("in"), out = grid.make_field<double>("out");
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
-    return u(0, 0) + u(-1, 0) + u(1, 0);
-  });
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
+        return u(0, 0) + u(-1, 0) + u(1, 0);
+      });
   static_assert(decltype(step)::checks_reads);
   step.input_halo().run();  // collective part in the parent; the child only computes
   EXPECT_DEATH(step.compute_interior(), "offset \\(1,0\\) is outside the declared stencil shape");
@@ -35,21 +37,25 @@ TEST_F(UserKernelCheck, ReadOutsideTheShapeAborts) {
 TEST_F(UserKernelCheck, ReadOutsideTheShapeAbortsIn3D) {
   core::Grid<3> grid(MPI_COMM_WORLD, {8, 6, 6}, {true, true, true}, core::Stencil::star(3, 1));
   auto in = grid.make_field<double>("in"), out = grid.make_field<double>("out");
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
-    return u(0, 0, -1) + u(1, 1, 0);  // (1,1,0) is an edge, not in the star
-  });
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
+        return u(0, 0, -1) + u(1, 1, 0);  // (1,1,0) is an edge, not in the star
+      });
   EXPECT_DEATH(step.compute_interior(), "offset \\(1,1,0\\) is outside");
 }
 
 TEST_F(UserKernelCheck, DeclaredReadsPassTheCheck) {
-  core::Grid<2> grid(MPI_COMM_WORLD, {12, 10}, {true, true}, core::Stencil::one_sided_star(2, 1, {-1, -1}));
+  core::Grid<2> grid(MPI_COMM_WORLD, {12, 10}, {true, true},
+                     core::Stencil::one_sided_star(2, 1, {-1, -1}));
   auto in = grid.make_field<double>("in"), out = grid.make_field<double>("out");
   Kokkos::deep_copy(in, 1.0);
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
-    double sum = 0;
-    for (int k = 0; k < u.size(); ++k) sum += u.point(k);
-    return sum + u(0, 0) + u(-1, 0) + u(0, -1);
-  });
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
+        double sum = 0;
+        for (int k = 0; k < u.size(); ++k)
+          sum += u.point(k);
+        return sum + u(0, 0) + u(-1, 0) + u(0, -1);
+      });
   step.apply();
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), step.output());
   bool all_six = true;

@@ -2,8 +2,8 @@
 // 5-point Jacobi bitwise equal to the built-in one, point(k) over the shape,
 // overlap on == off, 1-D and 3-D kernels, and the errors for shapes that do
 // not fit the grid.
-#include "isostencil/kernels/jacobi.hpp"
 #include "isostencil/kernels/user_kernel.hpp"
+#include "isostencil/kernels/jacobi.hpp"
 #include "isostencil_test.hpp"
 #include "jacobi_test_support.hpp"
 
@@ -16,7 +16,8 @@ using namespace isostencil;
 template <int D>
 double rough(const std::array<long, D>& g) {
   unsigned long hash = 1469598103934665603UL;
-  for (int j = 0; j < D; ++j) hash = (hash ^ static_cast<unsigned long>(g[j] + 11)) * 1099511628211UL;
+  for (int j = 0; j < D; ++j)
+    hash = (hash ^ static_cast<unsigned long>(g[j] + 11)) * 1099511628211UL;
   return static_cast<double>(hash % 65521) / 65521.0;
 }
 
@@ -32,17 +33,19 @@ bool same_directions(const iso::OffsetList& list, const std::vector<std::vector<
 }
 
 TEST(UserKernel, HaloFollowsTheDeclaredShape) {
-  core::Grid<2> donor(MPI_COMM_WORLD, {12, 10}, {true, true}, core::Stencil::one_sided_star(2, 1, {-1, -1}));
+  core::Grid<2> donor(MPI_COMM_WORLD, {12, 10}, {true, true},
+                      core::Stencil::one_sided_star(2, 1, {-1, -1}));
   EXPECT_EQ(donor.ghost_lo()[0], 1);
   EXPECT_EQ(donor.ghost_lo()[1], 1);
   EXPECT_EQ(donor.ghost_hi()[0], 0);
   EXPECT_EQ(donor.ghost_hi()[1], 0);
   EXPECT_TRUE(same_directions(donor.directions(), {{-1, 0}, {0, -1}}));
-  core::Grid<2> corner(MPI_COMM_WORLD, {12, 10}, {true, true}, core::Stencil::upwind(2, 1, {-1, -1}));
+  core::Grid<2> corner(MPI_COMM_WORLD, {12, 10}, {true, true},
+                       core::Stencil::upwind(2, 1, {-1, -1}));
   EXPECT_TRUE(same_directions(corner.directions(), {{-1, -1}, {-1, 0}, {0, -1}}));
   auto in = corner.make_field<double>("in"), out = corner.make_field<double>("out");
-  auto step = kernels::make_stencil_update(corner, in, out,
-                                           KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) { return u(-1, -1); });
+  auto step = kernels::make_stencil_update(
+      corner, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) { return u(-1, -1); });
   EXPECT_TRUE(same_directions(step.directions(), {{-1, -1}, {-1, 0}, {0, -1}}));
 }
 
@@ -63,14 +66,16 @@ TEST(UserKernel, FivePointJacobiEqualsTheBuiltIn) {
 
   // The built-in star sums -e0, +e0, -e1, +e1 and scales by w/diag = 1/4.
   const double scale = 0.25;
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& c) {
-    double sum = c(-1, 0);
-    sum += c(1, 0);
-    sum += c(0, -1);
-    sum += c(0, 1);
-    return sum * scale;
-  });
-  for (int n = 0; n < 5; ++n) step.advance();
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& c) {
+        double sum = c(-1, 0);
+        sum += c(1, 0);
+        sum += c(0, -1);
+        sum += c(0, 1);
+        return sum * scale;
+      });
+  for (int n = 0; n < 5; ++n)
+    step.advance();
   EXPECT_TRUE(grid.compare(jacobi.solution(), step.input(), true).ok);
 }
 
@@ -84,19 +89,22 @@ TEST(UserKernel, PointReadsTheDeclaredOffsetsInOrder) {
   iso_test::fill_cells<3>(grid, in, [](const std::array<long, 3>& g) { return rough<3>(g); });
   Kokkos::deep_copy(other_in, in);
 
-  auto by_point = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
-    double sum = 0;
-    for (int k = 0; k < u.size(); ++k) sum += (1 + u.offset(k, 0) + 2 * u.offset(k, 2)) * u.point(k);
-    return sum;
-  });
-  auto by_offset = kernels::make_stencil_update(grid, other_in, other_out,
-                                                KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
-    double sum = 0;
-    for (int a = -1; a <= 1; ++a)  // box(3, 1) lists offsets in lexicographic order
-      for (int b = -1; b <= 1; ++b)
-        for (int c = -1; c <= 1; ++c) sum += (1 + a + 2 * c) * u(a, b, c);
-    return sum;
-  });
+  auto by_point = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
+        double sum = 0;
+        for (int k = 0; k < u.size(); ++k)
+          sum += (1 + u.offset(k, 0) + 2 * u.offset(k, 2)) * u.point(k);
+        return sum;
+      });
+  auto by_offset = kernels::make_stencil_update(
+      grid, other_in, other_out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 3>& u) {
+        double sum = 0;
+        for (int a = -1; a <= 1; ++a)  // box(3, 1) lists offsets in lexicographic order
+          for (int b = -1; b <= 1; ++b)
+            for (int c = -1; c <= 1; ++c)
+              sum += (1 + a + 2 * c) * u(a, b, c);
+        return sum;
+      });
   EXPECT_EQ(by_point.shape().size(), 27);
   by_point.apply();
   by_offset.apply();
@@ -132,14 +140,17 @@ TEST(UserKernel, OneDimensionalKernelShiftsAPeriodicSignal) {
   EXPECT_EQ(grid.ghost_lo()[0], 2);
   EXPECT_EQ(grid.ghost_hi()[0], 0);
   auto in = grid.make_field<double>("in"), out = grid.make_field<double>("out");
-  iso_test::fill_cells<1>(grid, in, [](const std::array<long, 1>& g) { return static_cast<double>(g[0]); });
-  auto step = kernels::make_stencil_update(grid, in, out,
-                                           KOKKOS_LAMBDA(const kernels::Neighbors<double, 1>& u) { return u(-2); });
-  for (int s = 0; s < 4; ++s) step.advance();
+  iso_test::fill_cells<1>(grid, in,
+                          [](const std::array<long, 1>& g) { return static_cast<double>(g[0]); });
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 1>& u) { return u(-2); });
+  for (int s = 0; s < 4; ++s)
+    step.advance();
   const std::vector<double> global = iso_test::gather_interior<1>(grid, step.input());
   bool shifted = true;
   for (long i = 0; i < static_cast<long>(global.size()); ++i)
-    shifted = shifted && global[static_cast<std::size_t>(i)] == static_cast<double>(((i - 8) % n + n) % n);
+    shifted = shifted &&
+              global[static_cast<std::size_t>(i)] == static_cast<double>(((i - 8) % n + n) % n);
   EXPECT_TRUE(iso_test::all_ranks(shifted));
 }
 
@@ -149,9 +160,11 @@ TEST(UserKernel, KernelMaySeeItsPosition) {
   auto in = grid.make_field<double>("in"), out = grid.make_field<double>("out");
   const long x0 = grid.global_offset()[0] - grid.ghost_lo()[0];
   const long y0 = grid.global_offset()[1] - grid.ghost_lo()[1];
-  auto step = kernels::make_stencil_update(grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
-    return static_cast<double>(x0 + u.index()[0]) + 1000.0 * static_cast<double>(y0 + u.index()[1]);
-  });
+  auto step = kernels::make_stencil_update(
+      grid, in, out, KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
+        return static_cast<double>(x0 + u.index()[0]) +
+               1000.0 * static_cast<double>(y0 + u.index()[1]);
+      });
   step.apply();
   const std::vector<double> global = iso_test::gather_interior<2>(grid, step.output());
   bool right = true;
@@ -161,11 +174,15 @@ TEST(UserKernel, KernelMaySeeItsPosition) {
 }
 
 TEST(UserKernel, RejectsShapesAndFieldsThatDoNotFit) {
-  core::Grid<2> donor(MPI_COMM_WORLD, {12, 10}, {true, true}, core::Stencil::one_sided_star(2, 1, {-1, -1}));
+  core::Grid<2> donor(MPI_COMM_WORLD, {12, 10}, {true, true},
+                      core::Stencil::one_sided_star(2, 1, {-1, -1}));
   auto in = donor.make_field<double>("in"), out = donor.make_field<double>("out");
-  auto kernel = KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) { return u(0, 0); };
+  auto kernel = KOKKOS_LAMBDA(const kernels::Neighbors<double, 2>& u) {
+    return u(0, 0);
+  };
   // Wider than the ghost layers.
-  EXPECT_THROW(kernels::make_stencil_update(donor, core::Stencil::star(2, 1), in, out, kernel), iso::Error);
+  EXPECT_THROW(kernels::make_stencil_update(donor, core::Stencil::star(2, 1), in, out, kernel),
+               iso::Error);
   // Same widths, but reads the corner direction the grid does not exchange.
   try {
     kernels::make_stencil_update(donor, core::Stencil::upwind(2, 1, {-1, -1}), in, out, kernel);

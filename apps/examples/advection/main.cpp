@@ -18,10 +18,11 @@
 //   mpirun -np 2 isostencil-advection --n 128 --steps 200 --cx 0.5 --cy 0.25
 #include "isostencil/kernels/user_kernel.hpp"
 
+#include <mpi.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
-#include <mpi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -104,15 +105,19 @@ int run(const Settings& s, int rank) {
 
   if (rank == 0) {
     const auto& dims = grid.decomposition().process_dims();
-    std::printf("isostencil-advection: 2-D first-order upwind (%s), %ldx%ld periodic on %d rank(s) (%dx%d)\n",
-                ctu ? "corner transport upwind" : "donor cell", s.n, s.n, grid.decomposition().num_procs(),
-                dims[0], dims[1]);
+    std::printf(
+        "isostencil-advection: 2-D first-order upwind (%s), %ldx%ld periodic on %d rank(s) "
+        "(%dx%d)\n",
+        ctu ? "corner transport upwind" : "donor cell", s.n, s.n, grid.decomposition().num_procs(),
+        dims[0], dims[1]);
     std::printf("stencil %s\n", shape.describe().c_str());
-    std::printf("ghost layers lo (%d,%d) hi (%d,%d); exchanged ghost directions e: %s\n", grid.ghost_lo()[0],
-                grid.ghost_lo()[1], grid.ghost_hi()[0], grid.ghost_hi()[1],
+    std::printf("ghost layers lo (%d,%d) hi (%d,%d); exchanged ghost directions e: %s\n",
+                grid.ghost_lo()[0], grid.ghost_lo()[1], grid.ghost_hi()[0], grid.ghost_hi()[1],
                 kernels::detail::offsets_text(grid.directions()).c_str());
-    std::printf("pulse: Gaussian, sigma %.1f cells, at (%.1f, %.1f); Courant (%.3f, %.3f); %d steps; overlap %s\n",
-                s.sigma, x0, y0, cx, cy, s.steps, s.overlap ? "on" : "off");
+    std::printf(
+        "pulse: Gaussian, sigma %.1f cells, at (%.1f, %.1f); Courant (%.3f, %.3f); %d steps; "
+        "overlap %s\n",
+        s.sigma, x0, y0, cx, cy, s.steps, s.overlap ? "on" : "off");
   }
 
   const Moments before = moments(grid, in, x0, y0);
@@ -145,18 +150,30 @@ int run(const Settings& s, int rank) {
   const double mass_change = std::abs(after.mass - before.mass) / before.mass;
   double times[2] = {kernel, halo};
   MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  const bool valid = error < 1e-6 && mass_change < 1e-12;
+  // The centre of mass moves exactly, up to the pulse's tails half a period
+  // away, which the torus folds over: bound their pull. The pulse's variance
+  // grows by c(1-c) per step in each dimension (numerical diffusion).
+  const double spread2 = s.sigma * s.sigma + s.steps * std::max(cx * (1 - cx), cy * (1 - cy));
+  const double half = l / 2;
+  const double tolerance = 1e-6 + 4 * half * std::exp(-half * half / (2 * spread2));
+  const bool valid = error < tolerance && mass_change < 1e-12;
   if (rank == 0) {
-    std::printf("expected displacement (%.4f, %.4f) cells = Courant x steps; centre expected at (%.4f, %.4f)\n",
-                shift_x, shift_y, ex, ey);
-    std::printf("measured centre of mass (%.4f, %.4f): displacement (%.4f, %.4f), error %.2e cells\n",
-                std::fmod(ex + after.dx + l, l), std::fmod(ey + after.dy + l, l), shift_x + after.dx,
-                shift_y + after.dy, error);
-    std::printf("mass %.12g -> %.12g (relative change %.1e)\n", before.mass, after.mass, mass_change);
+    std::printf(
+        "expected displacement (%.4f, %.4f) cells = Courant x steps; centre expected at (%.4f, "
+        "%.4f)\n",
+        shift_x, shift_y, ex, ey);
+    std::printf(
+        "measured centre of mass (%.4f, %.4f): displacement (%.4f, %.4f), error %.2e cells "
+        "(allowed %.1e)\n",
+        std::fmod(ex + after.dx + l, l), std::fmod(ey + after.dy + l, l), shift_x + after.dx,
+        shift_y + after.dy, error, tolerance);
+    std::printf("mass %.12g -> %.12g (relative change %.1e)\n", before.mass, after.mass,
+                mass_change);
     std::printf("%s\n", valid ? "Solution validates" : "Solution does NOT validate");
     const double updates = static_cast<double>(s.n) * static_cast<double>(s.n) * s.steps;
-    std::printf("rate: %.1f M cell updates/s (%.3f s; kernel %.3f s, halo %.3f s, max over ranks)\n",
-                updates / seconds / 1e6, seconds, times[0], times[1]);
+    std::printf(
+        "rate: %.1f M cell updates/s (%.4f s; kernel %.4f s, halo %.4f s, max over ranks)\n",
+        updates / seconds / 1e6, seconds, times[0], times[1]);
   }
   return valid ? 0 : 1;
 }

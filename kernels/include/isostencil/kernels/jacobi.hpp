@@ -74,8 +74,8 @@
 
 #include "iso/error.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <mpi.h>
+#include <Kokkos_Core.hpp>
 
 #include <array>
 #include <cmath>
@@ -85,7 +85,6 @@
 #include <vector>
 
 namespace isostencil::kernels {
-
 
 // ---------------------------------------------------------------------------
 // Laplacian stencils
@@ -203,10 +202,10 @@ struct StarSweep {
   double* out;
   const double* source;
   Strides<D> stride;
-  double scale;           // w / diag
-  double inverse_diag;    // 1 / diag
-  double center_weight;   // w_0 (residual)
-  double neighbor_weight; // w (residual)
+  double scale;            // w / diag
+  double inverse_diag;     // 1 / diag
+  double center_weight;    // w_0 (residual)
+  double neighbor_weight;  // w (residual)
 
   /// Σ of the 2D neighbours in the order -e_0, +e_0, -e_1, ...; `S` is
   /// Strides<D> or a plain array (which compilers keep in registers).
@@ -220,7 +219,9 @@ struct StarSweep {
     }
     return sum;
   }
-  KOKKOS_FORCEINLINE_FUNCTION double neighbor_sum(const double* p) const { return sum_of_neighbors(p, stride); }
+  KOKKOS_FORCEINLINE_FUNCTION double neighbor_sum(const double* p) const {
+    return sum_of_neighbors(p, stride);
+  }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
     const double sum = neighbor_sum(in + at);
@@ -234,29 +235,43 @@ struct StarSweep {
   // (update_cell's own parameters must not be restrict: GCC 12 then gives
   // up on the loop's data references.)
   static KOKKOS_FORCEINLINE_FUNCTION void update_cell(const double* p, double* q, const double* f,
-                                                      const std::ptrdiff_t (&s)[D], const double scale,
-                                                      const double inverse_diag, const int k) {
+                                                      const std::ptrdiff_t (&s)[D],
+                                                      const double scale, const double inverse_diag,
+                                                      const int k) {
     const double sum = sum_of_neighbors(p + k, s);
     if constexpr (HasSource)
       q[k] = sum * scale + f[k] * inverse_diag;
     else
       q[k] = sum * scale;
   }
-  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p, double* KOKKOS_RESTRICT q,
-                                                     const double* KOKKOS_RESTRICT f, const Strides<D> stride,
-                                                     const double scale, const double inverse_diag,
-                                                     const int length) {
+  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p,
+                                                     double* KOKKOS_RESTRICT q,
+                                                     const double* KOKKOS_RESTRICT f,
+                                                     const Strides<D> stride, const double scale,
+                                                     const double inverse_diag, const int length) {
     std::ptrdiff_t s[D];
-    for (int j = 0; j < D; ++j) s[j] = stride[j];
+    for (int j = 0; j < D; ++j)
+      s[j] = stride[j];
+    // The leading stream is the plane ahead (+e_0); small fields stay in cache.
+    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
+    const std::ptrdiff_t lead = s[0] + row_prefetch_distance;
     int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk)
-      for (int l = 0; l < row_chunk; ++l) update_cell(p, q, f, s, scale, inverse_diag, k + l);
-    for (; k < length; ++k) update_cell(p, q, f, s, scale, inverse_diag, k);
+    for (; k + row_chunk <= length; k += row_chunk) {
+      if (prefetch) {
+        ISOSTENCIL_PREFETCH_READ(p, k + lead);
+        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
+      }
+      for (int l = 0; l < row_chunk; ++l)
+        update_cell(p, q, f, s, scale, inverse_diag, k + l);
+    }
+    for (; k < length; ++k)
+      update_cell(p, q, f, s, scale, inverse_diag, k);
   }
   /// The cells first, first + e_{D-1}, ... (length of them), as operator().
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);
-    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, scale, inverse_diag, length);
+    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, scale, inverse_diag,
+               length);
   }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
@@ -294,7 +309,8 @@ KOKKOS_INLINE_FUNCTION constexpr BoxOffset<D> box_offset(int o) {
 /// 3^d.
 KOKKOS_INLINE_FUNCTION constexpr int box_points(int dims) {
   int points = 1;
-  for (int j = 0; j < dims; ++j) points *= 3;
+  for (int j = 0; j < dims; ++j)
+    points *= 3;
   return points;
 }
 
@@ -311,7 +327,8 @@ struct BoxSweep {
   double inverse_diag;
 
   template <int O, class S, std::size_t... J>
-  static KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t box_linear(const S& s, std::index_sequence<J...>) {
+  static KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t box_linear(const S& s,
+                                                               std::index_sequence<J...>) {
     constexpr BoxOffset<D> offset = box_offset<D>(O);
     return ((offset.digit[J] * s[J]) + ...);
   }
@@ -339,15 +356,19 @@ struct BoxSweep {
         const BoxOffset<D> offset = box_offset<D>(o);
         if (offset.nonzero == 0) continue;
         std::ptrdiff_t at = 0;
-        for (int j = 0; j < D; ++j) at += offset.digit[j] * s[j];
+        for (int j = 0; j < D; ++j)
+          at += offset.digit[j] * s[j];
         sums[offset.nonzero] += p[at];
       }
     }
     double sum = w[1] * sums[1];
-    for (int k = 2; k <= D; ++k) sum += w[k] * sums[k];
+    for (int k = 2; k <= D; ++k)
+      sum += w[k] * sums[k];
     return sum;
   }
-  KOKKOS_FORCEINLINE_FUNCTION double weighted_sum(const double* p) const { return sum_by_class(p, stride, weight); }
+  KOKKOS_FORCEINLINE_FUNCTION double weighted_sum(const double* p) const {
+    return sum_by_class(p, stride, weight);
+  }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
     const double sum = weighted_sum(in + at);
@@ -357,7 +378,8 @@ struct BoxSweep {
       out[at] = sum * inverse_diag;
   }
   static KOKKOS_FORCEINLINE_FUNCTION void update_cell(const double* p, double* q, const double* f,
-                                                      const std::ptrdiff_t (&s)[D], const double (&w)[D + 1],
+                                                      const std::ptrdiff_t (&s)[D],
+                                                      const double (&w)[D + 1],
                                                       const double inverse_diag, const int k) {
     const double sum = sum_by_class(p + k, s, w);
     if constexpr (HasSource)
@@ -365,22 +387,39 @@ struct BoxSweep {
     else
       q[k] = sum * inverse_diag;
   }
-  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p, double* KOKKOS_RESTRICT q,
-                                                     const double* KOKKOS_RESTRICT f, const Strides<D> stride,
+  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p,
+                                                     double* KOKKOS_RESTRICT q,
+                                                     const double* KOKKOS_RESTRICT f,
+                                                     const Strides<D> stride,
                                                      const Kokkos::Array<double, D + 1> weight,
                                                      const double inverse_diag, const int length) {
     std::ptrdiff_t s[D];
-    for (int j = 0; j < D; ++j) s[j] = stride[j];
+    for (int j = 0; j < D; ++j)
+      s[j] = stride[j];
     double w[D + 1];
-    for (int k = 0; k <= D; ++k) w[k] = weight[k];
+    for (int k = 0; k <= D; ++k)
+      w[k] = weight[k];
+    // The leading stream: the corner (+1, ..., +1) (see StarSweep).
+    std::ptrdiff_t lead = row_prefetch_distance;
+    for (int j = 0; j < D; ++j)
+      lead += s[j];
+    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
     int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk)
-      for (int l = 0; l < row_chunk; ++l) update_cell(p, q, f, s, w, inverse_diag, k + l);
-    for (; k < length; ++k) update_cell(p, q, f, s, w, inverse_diag, k);
+    for (; k + row_chunk <= length; k += row_chunk) {
+      if (prefetch) {
+        ISOSTENCIL_PREFETCH_READ(p, k + lead);
+        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
+      }
+      for (int l = 0; l < row_chunk; ++l)
+        update_cell(p, q, f, s, w, inverse_diag, k + l);
+    }
+    for (; k < length; ++k)
+      update_cell(p, q, f, s, w, inverse_diag, k);
   }
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);
-    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, weight, inverse_diag, length);
+    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, weight, inverse_diag,
+               length);
   }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
@@ -411,7 +450,8 @@ struct TermSweep {
 
   KOKKOS_FORCEINLINE_FUNCTION double weighted_sum(const double* p) const {
     double sum = 0;
-    for (int t = 0; t < num_terms; ++t) sum += terms[t].weight * p[terms[t].offset];
+    for (int t = 0; t < num_terms; ++t)
+      sum += terms[t].weight * p[terms[t].offset];
     return sum;
   }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
@@ -450,7 +490,8 @@ struct ResidualOnly {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
     const double* p = in + at;
     double sum = 0;
-    for (int t = 0; t < num_terms; ++t) sum += terms[t].weight * p[terms[t].offset];
+    for (int t = 0; t < num_terms; ++t)
+      sum += terms[t].weight * p[terms[t].offset];
     double r = center_weight * p[0] + sum;
     if constexpr (HasSource) r += source[at];
     norms.add(r);
@@ -470,7 +511,8 @@ struct ApplyStencil {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
     const double* p = in + at;
     double sum = center_weight * p[0];
-    for (int t = 0; t < num_terms; ++t) sum += terms[t].weight * p[terms[t].offset];
+    for (int t = 0; t < num_terms; ++t)
+      sum += terms[t].weight * p[terms[t].offset];
     out[at] = sum;
   }
 };
@@ -482,7 +524,8 @@ Kokkos::View<Term*> make_terms(const JacobiOperator& op, const Strides<D>& strid
   auto host = Kokkos::create_mirror_view(terms);
   for (std::size_t t = 0; t < op.weights.size(); ++t) {
     std::ptrdiff_t at = 0;
-    for (int j = 0; j < D; ++j) at += static_cast<std::ptrdiff_t>(op.offsets[t][j]) * stride[j];
+    for (int j = 0; j < D; ++j)
+      at += static_cast<std::ptrdiff_t>(op.offsets[t][j]) * stride[j];
     host(t) = Term{at, op.weights[t]};
   }
   Kokkos::deep_copy(terms, host);
@@ -506,13 +549,14 @@ UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
   const detail::JacobiOperator op = detail::analyze_operator(grid.stencil(), D, where);
   std::string error = detail::check_grid_field(grid, where, "in", in);
   if (error.empty()) error = detail::check_grid_field(grid, where, "out", out);
-  if (error.empty() && in.data() == out.data()) error = std::string(where) + ": in and out are the same field";
+  if (error.empty() && in.data() == out.data())
+    error = std::string(where) + ": in and out are the same field";
   detail::agree(grid, where, error);
   const auto stride = detail::layout_right_strides<D>(in);
   const Kokkos::View<detail::Term*> terms = detail::make_terms<D>(op, stride);
-  const detail::ApplyStencil<D> functor{in.data(), out.data(), terms.data(),
-                                        static_cast<int>(terms.extent(0)), stride,
-                                        op.center_weight};
+  const detail::ApplyStencil<D> functor{in.data(),    out.data(),
+                                        terms.data(), static_cast<int>(terms.extent(0)),
+                                        stride,       op.center_weight};
   return sweep_with_halo<D>(grid, halo, "isostencil::apply_stencil", overlap, functor);
 }
 
@@ -539,7 +583,8 @@ void set_dirichlet_ghosts(const core::Grid<D>& grid, const View& field, const Va
     const auto global = grid.to_global(local);
     bool boundary = false;
     for (int j = 0; j < D; ++j)
-      boundary = boundary || (!periodic[j] && (global[j] < 0 || global[j] >= grid.global_extent()[j]));
+      boundary =
+          boundary || (!periodic[j] && (global[j] < 0 || global[j] >= grid.global_extent()[j]));
     if (boundary) host.data()[linear] = value(global);
   }
   Kokkos::deep_copy(field, host);
@@ -575,8 +620,9 @@ public:
       error = std::string(where) + ": residual_every and max_sweeps must be >= 0";
     detail::agree(grid_, where, error);
     fields_[0] = std::move(u);
-    fields_[1] = field_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, fields_[0].label() + ":next"),
-                            fields_[0].layout());
+    fields_[1] =
+        field_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, fields_[0].label() + ":next"),
+                   fields_[0].layout());
     // Both fields carry the Dirichlet ghosts (the exchange never writes them).
     Kokkos::deep_copy(fields_[1], fields_[0]);
     stride_ = detail::layout_right_strides<D>(fields_[0]);
@@ -617,7 +663,8 @@ private:
     const double start = MPI_Wtime();
     double first_l2 = -1;
     for (long s = 0; s < sweeps; ++s) {
-      const bool measure = options_.residual_every > 0 && sweeps_done_ % options_.residual_every == 0;
+      const bool measure =
+          options_.residual_every > 0 && sweeps_done_ % options_.residual_every == 0;
       ResidualSums local;
       const UpdateTimes times = sweep(measure, local);
       summary.kernel_seconds += times.kernel;
@@ -630,9 +677,9 @@ private:
       summary.history.push_back(norms);
       if (first_l2 < 0) first_l2 = norms.l2;
       // Every rank sees the same reduced norms, so all stop together.
-      if (stop_at_tolerance &&
-          ((options_.tolerance > 0 && norms.l2 <= options_.tolerance) ||
-           (options_.relative_tolerance > 0 && norms.l2 <= options_.relative_tolerance * first_l2))) {
+      if (stop_at_tolerance && ((options_.tolerance > 0 && norms.l2 <= options_.tolerance) ||
+                                (options_.relative_tolerance > 0 &&
+                                 norms.l2 <= options_.relative_tolerance * first_l2))) {
         summary.converged = true;
         break;
       }
@@ -684,16 +731,22 @@ private:
   template <bool HasSource, bool WithResidual>
   UpdateTimes star_sweep(ResidualSums& norms) {
     const double diag = -op_.center_weight;
-    const detail::StarSweep<D, HasSource, WithResidual> functor{
-        fields_[current_].data(), fields_[1 - current_].data(), source_.data(), stride_,
-        op_.neighbor_weight / diag, 1.0 / diag, op_.center_weight, op_.neighbor_weight};
+    const detail::StarSweep<D, HasSource, WithResidual> functor{fields_[current_].data(),
+                                                                fields_[1 - current_].data(),
+                                                                source_.data(),
+                                                                stride_,
+                                                                op_.neighbor_weight / diag,
+                                                                1.0 / diag,
+                                                                op_.center_weight,
+                                                                op_.neighbor_weight};
     return run_sweep<decltype(functor), WithResidual>(functor, norms);
   }
 
   template <bool HasSource, bool WithResidual>
   UpdateTimes box_sweep(ResidualSums& norms) {
     Kokkos::Array<double, D + 1> weight;
-    for (int k = 0; k <= D; ++k) weight[k] = op_.class_weights[static_cast<std::size_t>(k)];
+    for (int k = 0; k <= D; ++k)
+      weight[k] = op_.class_weights[static_cast<std::size_t>(k)];
     const detail::BoxSweep<D, HasSource, WithResidual> functor{
         fields_[current_].data(), fields_[1 - current_].data(), source_.data(), stride_, weight,
         1.0 / -op_.center_weight};
@@ -703,24 +756,31 @@ private:
   template <bool HasSource, bool WithResidual>
   UpdateTimes term_sweep(ResidualSums& norms) {
     const double diag = -op_.center_weight;
-    const detail::TermSweep<D, HasSource, WithResidual> functor{
-        fields_[current_].data(), fields_[1 - current_].data(), source_.data(), terms_.data(),
-        static_cast<int>(terms_.extent(0)), stride_, 1.0 / diag, op_.center_weight};
+    const detail::TermSweep<D, HasSource, WithResidual> functor{fields_[current_].data(),
+                                                                fields_[1 - current_].data(),
+                                                                source_.data(),
+                                                                terms_.data(),
+                                                                static_cast<int>(terms_.extent(0)),
+                                                                stride_,
+                                                                1.0 / diag,
+                                                                op_.center_weight};
     return run_sweep<decltype(functor), WithResidual>(functor, norms);
   }
 
   UpdateTimes residual_sweep(ResidualSums& norms) {
     const std::string label = options_.label + ":residual";
     if (source_.data() != nullptr) {
-      const detail::ResidualOnly<D, true> functor{fields_[current_].data(), source_.data(), terms_.data(),
-                                                  static_cast<int>(terms_.extent(0)), stride_,
-                                                  op_.center_weight};
-      return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor, norms);
+      const detail::ResidualOnly<D, true> functor{
+          fields_[current_].data(),           source_.data(), terms_.data(),
+          static_cast<int>(terms_.extent(0)), stride_,        op_.center_weight};
+      return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor,
+                                       norms);
     }
-    const detail::ResidualOnly<D, false> functor{fields_[current_].data(), nullptr, terms_.data(),
-                                                 static_cast<int>(terms_.extent(0)), stride_,
-                                                 op_.center_weight};
-    return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor, norms);
+    const detail::ResidualOnly<D, false> functor{
+        fields_[current_].data(),           nullptr, terms_.data(),
+        static_cast<int>(terms_.extent(0)), stride_, op_.center_weight};
+    return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor,
+                                     norms);
   }
 
   core::Grid<D> grid_;

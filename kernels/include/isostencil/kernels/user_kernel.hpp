@@ -81,11 +81,13 @@ KOKKOS_INLINE_FUNCTION void append_int(char* text, int& length, int capacity, in
     magnitude /= 10;
   } while (magnitude > 0 && count < 11);
   if (value < 0 && length < capacity - 1) text[length++] = '-';
-  while (count > 0 && length < capacity - 1) text[length++] = digits[--count];
+  while (count > 0 && length < capacity - 1)
+    text[length++] = digits[--count];
   text[length] = '\0';
 }
 KOKKOS_INLINE_FUNCTION void append_text(char* text, int& length, int capacity, const char* more) {
-  while (*more != '\0' && length < capacity - 1) text[length++] = *more++;
+  while (*more != '\0' && length < capacity - 1)
+    text[length++] = *more++;
   text[length] = '\0';
 }
 
@@ -136,9 +138,10 @@ public:
   /// Made by the update for each cell: `center` points at the cell in the
   /// input; the cell's index is `row_start` + `along_row` in the last
   /// dimension. `stride` (D entries) and `row_start` must outlive the object.
-  KOKKOS_FORCEINLINE_FUNCTION Neighbors(const T* center, const std::ptrdiff_t* stride, const int* shape,
-                                        const std::ptrdiff_t* shape_linear, int shape_size,
-                                        const Index<D>& row_start, int along_row = 0)
+  KOKKOS_FORCEINLINE_FUNCTION Neighbors(const T* center, const std::ptrdiff_t* stride,
+                                        const int* shape, const std::ptrdiff_t* shape_linear,
+                                        int shape_size, const Index<D>& row_start,
+                                        int along_row = 0)
       : center_(center),
         stride_(stride),
         shape_(shape),
@@ -158,13 +161,15 @@ public:
   /// The input at the cell + offset.
   KOKKOS_FORCEINLINE_FUNCTION const T& operator()(const Index<D>& offset) const {
     int c[D];
-    for (int j = 0; j < D; ++j) c[j] = offset[j];
+    for (int j = 0; j < D; ++j)
+      c[j] = offset[j];
     return read(c);
   }
   /// The input at the k-th declared offset (0 <= k < size()).
   KOKKOS_FORCEINLINE_FUNCTION const T& point(int k) const {
     if constexpr (Checked) {
-      if (k < 0 || k >= shape_size_) Kokkos::abort("isostencil::kernels::Neighbors::point: index out of range");
+      if (k < 0 || k >= shape_size_)
+        Kokkos::abort("isostencil::kernels::Neighbors::point: index out of range");
     }
     return center_[shape_linear_[k]];
   }
@@ -181,7 +186,8 @@ public:
 
 private:
   template <std::size_t... J>
-  KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t linear(const int (&c)[D], std::index_sequence<J...>) const {
+  KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t linear(const int (&c)[D],
+                                                    std::index_sequence<J...>) const {
     // A fold, not a loop: with constant offsets it folds to one constant
     // per read, which keeps row loops vectorizable.
     return ((static_cast<std::ptrdiff_t>(c[J]) * stride_[J]) + ...);
@@ -192,7 +198,8 @@ private:
       bool found = false;
       for (int k = 0; k < shape_size_ && !found; ++k) {
         bool same = true;
-        for (int j = 0; j < D; ++j) same = same && shape_[k * D + j] == c[j];
+        for (int j = 0; j < D; ++j)
+          same = same && shape_[k * D + j] == c[j];
         found = same;
       }
       if (!found) detail::abort_read_outside_shape<D>(c, index());
@@ -232,29 +239,46 @@ struct UserCell {
 
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
     const std::ptrdiff_t at = linear_index<D>(x, stride);
-    const Neighbors<T, D, Checked> neighbors(in + at, stride.data(), shape, shape_linear, shape_size, x);
+    const Neighbors<T, D, Checked> neighbors(in + at, stride.data(), shape, shape_linear,
+                                             shape_size, x);
     out[at] = kernel(neighbors);
   }
   // A row through restrict parameters (see sweep.hpp and jacobi.hpp): the
   // same kernel calls, in a loop the compiler may vectorize when the kernel
   // inlines.
-  static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const UserCell& self, const T* KOKKOS_RESTRICT p,
-                                                                T* KOKKOS_RESTRICT q, const Index<D> first,
-                                                                const int length) {
+  static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const UserCell& self,
+                                                                 const T* KOKKOS_RESTRICT p,
+                                                                 T* KOKKOS_RESTRICT q,
+                                                                 const Index<D> first,
+                                                                 const int length) {
     // Local copies (the kernel's captures, the strides): the compiler then
     // knows that the output stores change none of them.
     const Kernel kernel = self.kernel;
     std::ptrdiff_t s[D];
-    for (int j = 0; j < D; ++j) s[j] = self.stride[j];
+    for (int j = 0; j < D; ++j)
+      s[j] = self.stride[j];
     const int* shape = self.shape;
     const std::ptrdiff_t* shape_linear = self.shape_linear;
     const int shape_size = self.shape_size;
+    // Prefetch the farthest declared offset's stream and the output ahead
+    // (see row_prefetch_distance), for large fields.
+    std::ptrdiff_t farthest = 0;
+    for (int i = 0; i < shape_size; ++i)
+      farthest = shape_linear[i] > farthest ? shape_linear[i] : farthest;
+    const std::ptrdiff_t lead = farthest + row_prefetch_distance;
+    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
     int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk)
+    for (; k + row_chunk <= length; k += row_chunk) {
+      if (prefetch) {
+        ISOSTENCIL_PREFETCH_READ(p, k + lead);
+        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
+      }
       for (int l = 0; l < row_chunk; ++l) {
-        const Neighbors<T, D, Checked> neighbors(p + (k + l), s, shape, shape_linear, shape_size, first, k + l);
+        const Neighbors<T, D, Checked> neighbors(p + (k + l), s, shape, shape_linear, shape_size,
+                                                 first, k + l);
         q[k + l] = kernel(neighbors);
       }
+    }
     for (; k < length; ++k) {
       const Neighbors<T, D, Checked> neighbors(p + k, s, shape, shape_linear, shape_size, first, k);
       q[k] = kernel(neighbors);
@@ -283,9 +307,13 @@ public:
   /// a copy of `input` (boundary ghosts included).
   StencilUpdate(const core::Grid<D>& grid, core::Stencil shape, View input, View output,
                 Kernel kernel, StencilUpdateOptions options = {})
-      : grid_(grid), shape_(std::move(shape)), kernel_(std::move(kernel)), options_(std::move(options)) {
+      : grid_(grid),
+        shape_(std::move(shape)),
+        kernel_(std::move(kernel)),
+        options_(std::move(options)) {
     static_assert(static_cast<int>(View::rank) == D, "the fields' rank differs from the grid's");
-    static_assert(!std::is_const_v<typename View::value_type>, "the output is written: non-const Views");
+    static_assert(!std::is_const_v<typename View::value_type>,
+                  "the output is written: non-const Views");
     const char* where = "isostencil::kernels::make_stencil_update";
     const std::vector<int> lo(grid_.ghost_lo().begin(), grid_.ghost_lo().end());
     const std::vector<int> hi(grid_.ghost_hi().begin(), grid_.ghost_hi().end());
@@ -302,7 +330,8 @@ public:
     stride_ = detail::layout_right_strides<D>(fields_[0]);
 
     const int size = shape_.size();
-    shape_offsets_ = Kokkos::View<int*>("isostencil::user_kernel::shape", static_cast<std::size_t>(size) * D);
+    shape_offsets_ =
+        Kokkos::View<int*>("isostencil::user_kernel::shape", static_cast<std::size_t>(size) * D);
     shape_linear_ = Kokkos::View<std::ptrdiff_t*>("isostencil::user_kernel::shape_linear",
                                                   static_cast<std::size_t>(size));
     auto offsets_host = Kokkos::create_mirror_view(shape_offsets_);
@@ -356,12 +385,8 @@ public:
 
 private:
   detail::UserCell<value_type, D, checks_reads, Kernel> cell_functor() const {
-    return {kernel_,
-            fields_[current_].data(),
-            fields_[1 - current_].data(),
-            stride_,
-            shape_offsets_.data(),
-            shape_linear_.data(),
+    return {kernel_,      fields_[current_].data(), fields_[1 - current_].data(),
+            stride_,      shape_offsets_.data(),    shape_linear_.data(),
             shape_.size()};
   }
 
@@ -379,8 +404,9 @@ private:
 
 /// A user kernel whose shape is the grid's stencil.
 template <int D, class View, class Kernel>
-StencilUpdate<D, View, Kernel> make_stencil_update(const core::Grid<D>& grid, View input, View output,
-                                                   Kernel kernel, StencilUpdateOptions options = {}) {
+StencilUpdate<D, View, Kernel> make_stencil_update(const core::Grid<D>& grid, View input,
+                                                   View output, Kernel kernel,
+                                                   StencilUpdateOptions options = {}) {
   return StencilUpdate<D, View, Kernel>(grid, grid.stencil(), std::move(input), std::move(output),
                                         std::move(kernel), std::move(options));
 }
@@ -388,8 +414,9 @@ StencilUpdate<D, View, Kernel> make_stencil_update(const core::Grid<D>& grid, Vi
 /// A user kernel with its own shape, which must fit the grid's halo (e.g. a
 /// grid built for the union of several kernels' shapes).
 template <int D, class View, class Kernel>
-StencilUpdate<D, View, Kernel> make_stencil_update(const core::Grid<D>& grid, const core::Stencil& shape,
-                                                   View input, View output, Kernel kernel,
+StencilUpdate<D, View, Kernel> make_stencil_update(const core::Grid<D>& grid,
+                                                   const core::Stencil& shape, View input,
+                                                   View output, Kernel kernel,
                                                    StencilUpdateOptions options = {}) {
   return StencilUpdate<D, View, Kernel>(grid, shape, std::move(input), std::move(output),
                                         std::move(kernel), std::move(options));
