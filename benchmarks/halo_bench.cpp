@@ -1,0 +1,548 @@
+// isostencil-bench-halo: time per step of a stencil code split into kernel,
+// halo exchange and other, with the halo exchanged by each contender:
+//
+//   linear, torus, direct, auto   isomorphic alltoallw over subarray blocks
+//                                 (core::HaloExchange, one algorithm each)
+//   iso-mpi                       the library's Algorithm::mpi path (on request)
+//   naive                         one hand-packed message per direction
+//                                 (HaloExchange::run_naive, the reference)
+//   mpi-neighbor                  plain MPI_Neighbor_alltoallw with the same
+//                                 subarray types on an adjacent dist graph
+//                                 built here (not through halo/)
+//
+// Cases: jacobi7 / jacobi27 (3-D, doubles, kernels' star and box sweeps),
+// life2d / life3d (bytes, B3/S23 and B5/S45 on the Moore box). Every local
+// size n gives n^D cells per rank on the MPI_Dims_create grid, periodic.
+//
+// Correctness first: for each case every contender's exchange of a patterned
+// field is compared bitwise with the naive exchange's ghosts; any mismatch
+// ends the run with exit code 1 before anything is timed.
+//
+// Method (the paper's, as iso-bench): per repetition MPI_Barrier, then
+// `steps` steps (exchange, kernel, swap); each rank's kernel, halo and total
+// times are reduced with MPI_MAX; Tukey's rule (k * IQR, k = 3) removes
+// outliers per component and the median of the rest, divided by `steps`, is
+// the time per step. other = total - kernel - halo (per rank, then max).
+//
+//   mpirun -np 2 isostencil-bench-halo --csv halo.csv
+#include "isostencil/kernels/jacobi.hpp"
+#include "isostencil/kernels/life.hpp"
+
+#include "report.hpp"
+#include "stats.hpp"
+
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace isostencil;
+
+struct Settings {
+  std::vector<std::string> cases{"jacobi7", "jacobi27", "life2d", "life3d"};
+  std::vector<long> sizes3{16, 64, 128};
+  std::vector<long> sizes2{256, 1024, 4096};
+  std::vector<std::string> contenders{"linear", "torus", "direct", "auto", "naive", "mpi-neighbor"};
+  int reps = 20;
+  int warmup = 3;
+  long steps = 0;           ///< steps per repetition; 0: about 4M cell updates, 1..50
+  double tukey = 3.0;
+  std::string csv;
+};
+
+/// Exchanges the ghosts of field 0 or 1 of a case.
+class Exchanger {
+public:
+  virtual ~Exchanger() = default;
+  virtual void exchange(int field) = 0;
+  virtual std::string chosen() const { return {}; }
+};
+
+class IsoExchanger : public Exchanger {
+public:
+  explicit IsoExchanger(std::vector<core::HaloExchange> halos) : halos_(std::move(halos)) {}
+  void exchange(int field) override { halos_[static_cast<std::size_t>(field)].run(); }
+  std::string chosen() const override { return iso::to_string(halos_[0].algorithm()); }
+
+private:
+  std::vector<core::HaloExchange> halos_;
+};
+
+class NaiveExchanger : public Exchanger {
+public:
+  explicit NaiveExchanger(std::vector<core::HaloExchange> halos) : halos_(std::move(halos)) {}
+  void exchange(int field) override {
+    Kokkos::fence();  // as HaloExchange::start: kernels writing the interior are done
+    halos_[static_cast<std::size_t>(field)].run_naive();
+  }
+
+private:
+  std::vector<core::HaloExchange> halos_;
+};
+
+/// MPI_Neighbor_alltoallw on MPI_Dist_graph_create_adjacent: edge i carries
+/// ghost direction e_i (received from x + e_i, sent to x - e_i), blocks are
+/// MPI_Type_create_subarray of the field, counts 1, displacements 0.
+class NeighborExchanger : public Exchanger {
+public:
+  NeighborExchanger(MPI_Comm cart, const iso::ArrayLayout& layout, const iso::OffsetList& directions,
+                    std::vector<void*> fields)
+      : fields_(std::move(fields)) {
+    const int d = layout.dims();
+    std::vector<int> coords(static_cast<std::size_t>(d)), extent = layout.extent();
+    int me = 0;
+    MPI_Comm_rank(cart, &me);
+    MPI_Cart_coords(cart, me, d, coords.data());
+    std::vector<int> sources, destinations;
+    for (int i = 0; i < directions.size(); ++i) {
+      std::vector<int> plus(coords), minus(coords), start_send(d), start_recv(d), size(d);
+      for (int j = 0; j < d; ++j) {
+        const int e = directions[i][j];
+        plus[j] += e;
+        minus[j] -= e;
+        const int lo = layout.ghost_lo[j], n = layout.interior[j], hi = layout.ghost_hi[j];
+        // Ghost layer e_j of mine; the neighbor x - e needs my cells on side -e_j.
+        if (e < 0) {
+          start_recv[j] = 0;
+          size[j] = lo;
+          start_send[j] = n;  // the last lo interior cells
+        } else if (e > 0) {
+          start_recv[j] = lo + n;
+          size[j] = hi;
+          start_send[j] = lo;  // the first hi interior cells
+        } else {
+          start_recv[j] = lo;
+          size[j] = n;
+          start_send[j] = lo;
+        }
+      }
+      int source = MPI_PROC_NULL, destination = MPI_PROC_NULL;
+      MPI_Cart_rank(cart, plus.data(), &source);  // periodic: coordinates wrap
+      MPI_Cart_rank(cart, minus.data(), &destination);
+      sources.push_back(source);
+      destinations.push_back(destination);
+      MPI_Datatype send = MPI_DATATYPE_NULL, recv = MPI_DATATYPE_NULL;
+      MPI_Type_create_subarray(d, extent.data(), size.data(), start_send.data(), MPI_ORDER_C,
+                               layout.element, &send);
+      MPI_Type_create_subarray(d, extent.data(), size.data(), start_recv.data(), MPI_ORDER_C,
+                               layout.element, &recv);
+      MPI_Type_commit(&send);
+      MPI_Type_commit(&recv);
+      send_types_.push_back(send);
+      recv_types_.push_back(recv);
+    }
+    const int degree = static_cast<int>(sources.size());
+    MPI_Dist_graph_create_adjacent(cart, degree, sources.data(), MPI_UNWEIGHTED, degree,
+                                   destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_);
+    counts_.assign(static_cast<std::size_t>(degree), 1);
+    displs_.assign(static_cast<std::size_t>(degree), 0);
+  }
+  ~NeighborExchanger() override {
+    for (MPI_Datatype& t : send_types_) MPI_Type_free(&t);
+    for (MPI_Datatype& t : recv_types_) MPI_Type_free(&t);
+    if (graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
+  }
+  NeighborExchanger(const NeighborExchanger&) = delete;
+  NeighborExchanger& operator=(const NeighborExchanger&) = delete;
+  void exchange(int field) override {
+    Kokkos::fence();
+    void* data = fields_[static_cast<std::size_t>(field)];
+    MPI_Neighbor_alltoallw(data, counts_.data(), displs_.data(), send_types_.data(), data,
+                           counts_.data(), displs_.data(), recv_types_.data(), graph_);
+  }
+
+private:
+  std::vector<void*> fields_;
+  std::vector<MPI_Datatype> send_types_, recv_types_;
+  std::vector<int> counts_;
+  std::vector<MPI_Aint> displs_;
+  MPI_Comm graph_ = MPI_COMM_NULL;
+};
+
+/// Calls body(linear host index, global row-major index, interior?) for every
+/// cell of a grid's field, ghosts included (ghost global indices unwrapped).
+template <int D, class Body>
+void for_all_cells(const core::Grid<D>& grid, const Body& body) {
+  long cells = 1;
+  for (int j = 0; j < D; ++j) cells *= grid.field_extent()[j];
+  std::array<int, D> x{};
+  for (long at = 0; at < cells; ++at) {
+    long rest = at;
+    for (int j = D - 1; j >= 0; --j) {
+      x[j] = static_cast<int>(rest % grid.field_extent()[j]);
+      rest /= grid.field_extent()[j];
+    }
+    long global = 0;
+    bool interior = true;
+    for (int j = 0; j < D; ++j) {
+      const long g = grid.to_global(j, x[j]);
+      interior = interior && x[j] >= grid.ghost_lo()[j] && x[j] < grid.ghost_lo()[j] + grid.interior_extent()[j];
+      global = global * (grid.global_extent()[j] + 2) + (g + 1);
+    }
+    body(at, global, interior);
+  }
+}
+
+/// One case: a grid, two fields and the kernel updating field `from` into 1 - from.
+template <int D, class T>
+struct Problem {
+  std::string name;
+  long n = 0;
+  std::unique_ptr<core::Grid<D>> grid;
+  core::Field<T, D> fields[2];
+  std::function<void(int)> kernel;
+  std::function<void()> init;  ///< valid contents for the kernel (after the check)
+};
+
+/// Interior cells distinct per global index, ghosts a sentinel.
+template <int D, class T>
+void fill_pattern(const core::Grid<D>& grid, const core::Field<T, D>& field) {
+  auto host = Kokkos::create_mirror_view(field);
+  T* data = host.data();
+  for_all_cells<D>(grid, [&](long at, long global, bool interior) {
+    if constexpr (std::is_same_v<T, double>)
+      data[at] = interior ? 1.0 + static_cast<double>(global) : -1.0;
+    else
+      data[at] = interior ? static_cast<T>(1 + (global * 131 + 7) % 251) : T(0);
+  });
+  Kokkos::deep_copy(field, host);
+}
+
+std::unique_ptr<Problem<3, double>> make_jacobi(long n, bool box) {
+  auto p = std::make_unique<Problem<3, double>>();
+  p->name = box ? "jacobi27" : "jacobi7";
+  p->n = n;
+  std::array<int, 3> dims{0, 0, 0};
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Dims_create(size, 3, dims.data());
+  p->grid = std::make_unique<core::Grid<3>>(
+      MPI_COMM_WORLD, core::Grid<3>::global_index{n * dims[0], n * dims[1], n * dims[2]},
+      std::array<bool, 3>{true, true, true},
+      box ? kernels::box_laplacian(3, 1.0) : kernels::star_laplacian(3, 1.0), dims);
+  for (auto& f : p->fields) f = p->grid->make_field<double>("u");
+  Problem<3, double>* raw = p.get();
+  const auto stride = kernels::detail::layout_right_strides<3>(p->fields[0]);
+  const kernels::InteriorSplit<3> split = kernels::split_interior(*p->grid);
+  if (box) {
+    const std::vector<double> w = kernels::box_laplacian_class_weights(3);
+    Kokkos::Array<double, 4> weight;
+    for (int k = 0; k <= 3; ++k) weight[k] = w[static_cast<std::size_t>(k)];
+    const double inverse_diag = 1.0 / -w[0];
+    p->kernel = [raw, stride, split, weight, inverse_diag](int from) {
+      const kernels::detail::BoxSweep<3, false, false> functor{
+          raw->fields[from].data(), raw->fields[1 - from].data(), nullptr, stride, weight, inverse_diag};
+      kernels::sweep_cells<3>("halo bench jacobi27", split.interior, functor);
+    };
+  } else {
+    p->kernel = [raw, stride, split](int from) {
+      const kernels::detail::StarSweep<3, false, false> functor{
+          raw->fields[from].data(), raw->fields[1 - from].data(), nullptr, stride, 1.0 / 6, 1.0 / 6, -6.0, 1.0};
+      kernels::sweep_cells<3>("halo bench jacobi7", split.interior, functor);
+    };
+  }
+  p->init = [raw] {
+    fill_pattern<3, double>(*raw->grid, raw->fields[0]);
+    fill_pattern<3, double>(*raw->grid, raw->fields[1]);
+  };
+  return p;
+}
+
+template <int D>
+std::unique_ptr<Problem<D, std::uint8_t>> make_life(long n) {
+  auto p = std::make_unique<Problem<D, std::uint8_t>>();
+  p->name = D == 2 ? "life2d" : "life3d";
+  p->n = n;
+  std::array<int, D> dims{};
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Dims_create(size, D, dims.data());
+  typename core::Grid<D>::global_index global{};
+  std::array<bool, D> periodic{};
+  for (int j = 0; j < D; ++j) {
+    global[j] = n * dims[j];
+    periodic[j] = true;
+  }
+  p->grid = std::make_unique<core::Grid<D>>(MPI_COMM_WORLD, global, periodic, core::Stencil::box(D, 1), dims);
+  for (auto& f : p->fields) f = p->grid->template make_field<std::uint8_t>("cells");
+  Problem<D, std::uint8_t>* raw = p.get();
+  Kokkos::Array<std::ptrdiff_t, D> stride;
+  stride[D - 1] = 1;
+  for (int j = D - 2; j >= 0; --j) stride[j] = stride[j + 1] * static_cast<std::ptrdiff_t>(p->fields[0].extent(j + 1));
+  const kernels::LifeRule rule = D == 2 ? kernels::LifeRule("B3/S23", 2) : kernels::LifeRule("B5/S45", 3);
+  const auto table = kernels::detail::LifeTable<D>::from(rule);
+  const kernels::InteriorSplit<D> split = kernels::split_interior(*p->grid);
+  p->kernel = [raw, stride, table, split](int from) {
+    const kernels::detail::LifeUpdate<D> update{raw->fields[from], raw->fields[1 - from], stride, table};
+    kernels::for_each_cell<D>("halo bench life", split.interior, update);
+  };
+  p->init = [raw] {
+    for (auto& f : raw->fields) {
+      auto host = Kokkos::create_mirror_view(f);
+      std::uint8_t* data = host.data();
+      for_all_cells<D>(*raw->grid, [&](long at, long index, bool interior) {
+        data[at] = interior ? kernels::life_random_cell(12345, static_cast<std::uint64_t>(index), 0.3) : 0;
+      });
+      Kokkos::deep_copy(f, host);
+    }
+  };
+  return p;
+}
+
+struct Component {
+  isobench::TukeySummary total, kernel, halo, other;
+};
+
+struct Row {
+  std::string case_name;
+  int dims = 0;
+  long n = 0;
+  std::string contender, chosen, status, note;
+  long steps = 0;
+  int reps = 0;
+  Component stats;
+  long halo_bytes = 0;  ///< ghost bytes received per rank and step
+  std::string proc_dims;  ///< "2x1x1"
+};
+
+template <int D, class T>
+std::unique_ptr<Exchanger> make_exchanger(Problem<D, T>& p, const std::string& name) {
+  std::vector<T*> pointers{p.fields[0].data(), p.fields[1].data()};
+  if (name == "mpi-neighbor")
+    return std::make_unique<NeighborExchanger>(p.grid->comm(), p.grid->layout(core::mpi_datatype<T>::get()),
+                                               p.grid->directions(),
+                                               std::vector<void*>{pointers[0], pointers[1]});
+  core::HaloOptions options;
+  options.algorithm = name == "naive" ? iso::Algorithm::linear : iso::parse_algorithm(name == "iso-mpi" ? "mpi" : name);
+  std::vector<core::HaloExchange> halos;
+  halos.push_back(p.grid->halo_exchange(p.fields[0], options));
+  halos.push_back(p.grid->halo_exchange(p.fields[1], options));
+  if (name == "naive") return std::make_unique<NaiveExchanger>(std::move(halos));
+  return std::make_unique<IsoExchanger>(std::move(halos));
+}
+
+long ghost_bytes(const iso::ArrayLayout& layout, const iso::OffsetList& directions, int element) {
+  long total = 0;
+  for (int i = 0; i < directions.size(); ++i) {
+    long cells = 1;
+    for (int j = 0; j < layout.dims(); ++j) {
+      const int e = directions[i][j];
+      cells *= e < 0 ? layout.ghost_lo[j] : e > 0 ? layout.ghost_hi[j] : layout.interior[j];
+    }
+    total += cells;
+  }
+  return total * element;
+}
+
+template <int D, class T>
+std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
+  const core::Grid<D>& grid = *p.grid;
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  long cells = 1;
+  for (int j = 0; j < D; ++j) cells *= p.n;
+  const long steps = s.steps > 0 ? s.steps : std::clamp(4'000'000L / cells, 1L, 50L);
+  // The reference: the naive exchange of the patterned field.
+  auto reference = grid.template make_field<T>("reference");
+  fill_pattern<D, T>(grid, reference);
+  {
+    core::HaloOptions options;
+    options.algorithm = iso::Algorithm::linear;
+    auto halo = grid.halo_exchange(reference, options);
+    halo.run_naive();
+  }
+  std::vector<Row> rows;
+  for (const std::string& name : s.contenders) {
+    Row row;
+    row.case_name = p.name;
+    row.dims = D;
+    row.n = p.n;
+    row.contender = name;
+    row.steps = steps;
+    row.reps = s.reps;
+    for (int j = 0; j < D; ++j)
+      row.proc_dims += (j ? "x" : "") + std::to_string(grid.decomposition().process_dims()[static_cast<std::size_t>(j)]);
+    row.halo_bytes = ghost_bytes(grid.layout(core::mpi_datatype<T>::get()), grid.directions(), sizeof(T));
+    std::unique_ptr<Exchanger> exchanger = make_exchanger(p, name);
+    row.chosen = exchanger->chosen();
+    // Correctness: both fields, patterned, exchanged once, ghosts vs naive.
+    std::string mismatch;
+    for (int f = 0; f < 2 && mismatch.empty(); ++f) {
+      fill_pattern<D, T>(grid, p.fields[f]);
+      exchanger->exchange(f);
+      const iso::HaloValidation check = grid.compare(p.fields[f], reference, true);
+      if (!check.ok) mismatch = check.message;
+    }
+    if (!mismatch.empty()) {
+      row.status = "error";
+      row.note = "ghosts differ from the naive exchange: " + mismatch;
+      failed = true;
+      if (rank == 0) std::fprintf(stderr, "isostencil-bench-halo: %s n=%ld %s: %s\n", p.name.c_str(), p.n, name.c_str(), row.note.c_str());
+      rows.push_back(row);
+      continue;
+    }
+    p.init();
+    int current = 0;
+    for (int w = 0; w < s.warmup; ++w) {
+      exchanger->exchange(current);
+      p.kernel(current);
+      current = 1 - current;
+    }
+    Kokkos::fence();
+    std::vector<double> total, kernel, halo, other;
+    for (int r = 0; r < s.reps; ++r) {
+      double t[4] = {0, 0, 0, 0};  // total, kernel, halo, other
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      for (long k = 0; k < steps; ++k) {
+        const double a = MPI_Wtime();
+        exchanger->exchange(current);
+        const double b = MPI_Wtime();
+        p.kernel(current);
+        Kokkos::fence();
+        const double c = MPI_Wtime();
+        t[2] += b - a;
+        t[1] += c - b;
+        current = 1 - current;
+      }
+      t[0] = MPI_Wtime() - start;
+      t[3] = t[0] - t[1] - t[2];
+      MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      total.push_back(t[0] / steps);
+      kernel.push_back(t[1] / steps);
+      halo.push_back(t[2] / steps);
+      other.push_back(t[3] / steps);
+    }
+    row.stats.total = isobench::tukey_median(total, s.tukey);
+    row.stats.kernel = isobench::tukey_median(kernel, s.tukey);
+    row.stats.halo = isobench::tukey_median(halo, s.tukey);
+    row.stats.other = isobench::tukey_median(other, s.tukey);
+    row.status = "ok";
+    rows.push_back(row);
+    if (rank == 0)
+      std::printf("  %-8s %5ld %-13s %-7s %11.2f %11.2f %11.2f %9.2f %7.1f%%\n", p.name.c_str(), p.n,
+                  name.c_str(), row.chosen.c_str(), row.stats.total.median * 1e6, row.stats.kernel.median * 1e6,
+                  row.stats.halo.median * 1e6, row.stats.other.median * 1e6,
+                  100.0 * row.stats.halo.median / row.stats.total.median);
+    std::fflush(stdout);
+  }
+  return rows;
+}
+
+std::string quoted(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out + "\"";
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows, const isobench::Environment& env) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << "case,dims,local_n,cells_per_rank,contender,chosen,status,note,steps,reps,"
+         "step_us,kernel_us,halo_us,other_us,halo_share,halo_reps_kept,halo_outliers,"
+         "halo_bytes_per_rank,mpi_library,mpi_version,np,proc_dims,hostname,date\n";
+  for (const Row& r : rows) {
+    long cells = 1;
+    for (int j = 0; j < r.dims; ++j) cells *= r.n;
+    const bool ok = r.status == "ok";
+    auto us = [&](const isobench::TukeySummary& t) { return ok ? std::to_string(t.median * 1e6) : std::string(); };
+    out << r.case_name << ',' << r.dims << ',' << r.n << ',' << cells << ',' << r.contender << ',' << r.chosen << ','
+        << r.status << ',' << quoted(r.note) << ',' << r.steps << ',' << r.reps << ',' << us(r.stats.total) << ','
+        << us(r.stats.kernel) << ',' << us(r.stats.halo) << ',' << us(r.stats.other) << ','
+        << (ok && r.stats.total.median > 0 ? std::to_string(r.stats.halo.median / r.stats.total.median) : "") << ','
+        << r.stats.halo.kept << ',' << r.stats.halo.removed << ',' << r.halo_bytes << ',' << quoted(env.mpi_library)
+        << ',' << env.mpi_version << ',' << env.np << ',' << r.proc_dims << ',' << quoted(env.hostname) << ','
+        << env.date << '\n';
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Settings s;
+  CLI::App app{"Time per stencil step split into kernel, halo and other, per halo-exchange contender"};
+  app.add_option("--cases", s.cases, "jacobi7, jacobi27 (3-D), life2d, life3d")
+      ->check(CLI::IsMember({"jacobi7", "jacobi27", "life2d", "life3d"}));
+  app.add_option("--size3", s.sizes3, "local n for the 3-D cases (n^3 per rank)")->check(CLI::Range(2L, 1024L));
+  app.add_option("--size2", s.sizes2, "local n for life2d (n^2 per rank)")->check(CLI::Range(2L, 65536L));
+  app.add_option("--contenders", s.contenders,
+                 "linear, torus, direct, auto, iso-mpi, naive, mpi-neighbor")
+      ->check(CLI::IsMember({"linear", "torus", "direct", "auto", "iso-mpi", "naive", "mpi-neighbor"}));
+  app.add_option("--reps", s.reps, "timed repetitions (each: barrier, then --steps steps)")->check(CLI::Range(1, 100000));
+  app.add_option("--warmup", s.warmup, "untimed steps first")->check(CLI::Range(0, 100000));
+  app.add_option("--steps", s.steps, "steps per repetition (0: about 4M cell updates, 1..50)")->check(CLI::Range(0L, 100000L));
+  app.add_option("--tukey", s.tukey, "Tukey fence factor k (outside [Q1 - k IQR, Q3 + k IQR] removed)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--csv", s.csv, "write the rows as CSV to this file (rank 0)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = rank == 0 ? app.exit(error) : (error.get_exit_code() != 0);
+    MPI_Finalize();
+    return code;
+  }
+  int status = 0;
+  Kokkos::initialize(argc, argv);
+  try {
+    const isobench::Environment env = isobench::Environment::collect(MPI_COMM_WORLD);
+    if (rank == 0) {
+      std::printf("isostencil-bench-halo: %d rank(s), %s, Kokkos %s, %d reps (Tukey %.1f x IQR, median)\n", size,
+                  env.mpi_library.c_str(), Kokkos::DefaultExecutionSpace::name(), s.reps, s.tukey);
+      std::printf("  %-8s %5s %-13s %-7s %11s %11s %11s %9s %8s\n", "case", "n", "contender", "chosen", "step us",
+                  "kernel us", "halo us", "other us", "halo %");
+    }
+    std::vector<Row> rows;
+    bool failed = false;
+    for (const std::string& name : s.cases) {
+      if (name == "life2d") {
+        for (long n : s.sizes2) {
+          auto p = make_life<2>(n);
+          auto more = run_case(s, *p, failed);
+          rows.insert(rows.end(), more.begin(), more.end());
+        }
+      } else {
+        for (long n : s.sizes3) {
+          std::vector<Row> more;
+          if (name == "life3d") {
+            auto p = make_life<3>(n);
+            more = run_case(s, *p, failed);
+          } else {
+            auto p = make_jacobi(n, name == "jacobi27");
+            more = run_case(s, *p, failed);
+          }
+          rows.insert(rows.end(), more.begin(), more.end());
+        }
+      }
+      if (rank == 0 && !s.csv.empty()) write_csv(s.csv, rows, env);
+    }
+    if (failed) {
+      if (rank == 0) std::fprintf(stderr, "isostencil-bench-halo: a contender's ghosts differ from the naive exchange\n");
+      status = 1;
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "isostencil-bench-halo: rank %d: %s\n", rank, error.what());
+    status = 1;
+  }
+  Kokkos::finalize();
+  MPI_Finalize();
+  return status;
+}
