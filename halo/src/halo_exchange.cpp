@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <utility>
 
 namespace iso {
 
@@ -258,7 +259,10 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   std::vector<MPI_Datatype> send_types(s), recv_types(s);
   std::vector<MPI_Aint> addresses(nfields);
   for (int f = 0; f < nfields; ++f) ISO_MPI_CHECK(MPI_Get_address(fields_[f], &addresses[f]));
+  // Every type is owned by types_ from its creation on, so a failure below
+  // frees all of them (a throwing constructor runs no destructor).
   auto block_type = [&](const Region& region) {
+    types_.reserve(types_.size() + 1);
     MPI_Datatype type = MPI_DATATYPE_NULL;
     if (region_bytes(region) == 0) {
       ISO_MPI_CHECK(MPI_Type_contiguous(0, MPI_BYTE, &type));
@@ -268,27 +272,47 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
                                              layout_.element, &box));
       std::vector<int> ones(nfields, 1);
       std::vector<MPI_Datatype> boxes(nfields, box);
-      ISO_MPI_CHECK(MPI_Type_create_struct(nfields, ones.data(), addresses.data(), boxes.data(), &type));
-      ISO_MPI_CHECK(MPI_Type_free(&box));
+      const int rc = MPI_Type_create_struct(nfields, ones.data(), addresses.data(), boxes.data(), &type);
+      MPI_Type_free(&box);
+      ISO_MPI_CHECK(rc);
     }
-    ISO_MPI_CHECK(MPI_Type_commit(&type));
     types_.push_back(type);
+    ISO_MPI_CHECK(MPI_Type_commit(&type));
     return type;
   };
-  for (int i = 0; i < s; ++i) {
-    send_types[i] = block_type(send_region(i));
-    recv_types[i] = block_type(recv_region(i));
+  try {
+    for (int i = 0; i < s; ++i) {
+      send_types[i] = block_type(send_region(i));
+      recv_types[i] = block_type(recv_region(i));
+    }
+    operation_ = alltoallw_init(*neighborhood_, MPI_BOTTOM, counts.data(), displacements.data(), send_types.data(),
+                                MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
+                                OperationOptions{options.algorithm, false});
+    MPI_Comm naive = MPI_COMM_NULL;
+    ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
+    naive_comm_ = Comm(naive);
+  } catch (...) {
+    operation_ = Operation();
+    for (MPI_Datatype& type : types_) MPI_Type_free(&type);
+    throw;
   }
-  operation_ = alltoallw_init(*neighborhood_, MPI_BOTTOM, counts.data(), displacements.data(), send_types.data(),
-                              MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
-                              OperationOptions{options.algorithm, false});
-  MPI_Comm naive = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
-  naive_comm_ = Comm(naive);
 }
 
 HaloExchange::HaloExchange(HaloExchange&&) noexcept = default;
-HaloExchange& HaloExchange::operator=(HaloExchange&&) noexcept = default;
+
+// Swapped, so the exchange this one held is released by `other`'s destructor
+// (its block types included, which a member-wise move would drop).
+HaloExchange& HaloExchange::operator=(HaloExchange&& other) noexcept {
+  std::swap(layout_, other.layout_);
+  std::swap(directions_, other.directions_);
+  std::swap(fields_, other.fields_);
+  std::swap(neighborhood_, other.neighborhood_);
+  std::swap(types_, other.types_);
+  std::swap(operation_, other.operation_);
+  std::swap(naive_comm_, other.naive_comm_);
+  std::swap(element_size_, other.element_size_);
+  return *this;
+}
 
 HaloExchange::~HaloExchange() {
   int finalized = 0;
