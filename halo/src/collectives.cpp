@@ -272,7 +272,9 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
     ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), addresses.data(), types[0], &type));
   else
     ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
-  ISO_MPI_CHECK(MPI_Type_commit(&type));
+  const int committed = MPI_Type_commit(&type);
+  if (committed != MPI_SUCCESS) MPI_Type_free(&type);  // not yet owned by the operation
+  ISO_MPI_CHECK(committed);
   return type;
 }
 
