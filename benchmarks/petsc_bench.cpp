@@ -7,7 +7,9 @@
 //           fields themselves are allocated outside the timed region on both
 //           sides (DMSetUp allocates no vector either)
 //   ghost   DMGlobalToLocalBegin/End (INSERT_VALUES) vs our 27-point halo
-//           exchange (run(): start + wait), algorithm auto
+//           exchange (run(): start + wait), algorithm auto (the contender)
+//           and, for the analysis, linear, torus and direct; all take turns
+//           within each repetition
 //   jacobi  one 7-point Jacobi step (ghost update + sweep) with DMDA: the
 //           global-to-local update, then DMDAVecGetArray loops over the owned
 //           cells; vs kernels::Jacobi<3> (star Laplacian, no residual,
@@ -260,34 +262,76 @@ std::vector<Row> run_size(const Settings& s, long n) {
     core::Grid<3> shape = make_grid(n, core::Stencil::box(3, 1));
     auto u = shape.make_field<double>("u");
     { auto warm = shape.halo_exchange(u, options); }
-    add("setup", "isostencil", measure(s.setup_reps, s.tukey, [&] {
-          core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
-          auto halo = grid.halo_exchange(u, options);
-        }));
+    // The whole set-up, and its two parts (for the analysis): the grid
+    // (decomposition, Cartesian communicator, stencil agreement) and the
+    // persistent exchange (neighborhood, schedule, datatypes, requests).
+    std::vector<double> whole, grid_part, halo_part;
+    for (int r = 0; r < s.setup_reps; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double a = MPI_Wtime();
+      core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
+      const double b = MPI_Wtime();
+      auto halo = grid.halo_exchange(u, options);
+      double t[3] = {MPI_Wtime() - a, b - a, 0};
+      t[2] = t[0] - t[1];
+      MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      whole.push_back(t[0]);
+      grid_part.push_back(t[1]);
+      halo_part.push_back(t[2]);
+    }
+    add("setup", "isostencil", isobench::tukey_median(whole, s.tukey));
+    add("setup-grid", "isostencil", isobench::tukey_median(grid_part, s.tukey));
+    add("setup-halo", "isostencil", isobench::tukey_median(halo_part, s.tukey));
   }
 
   // Ghost update, 27-point box.
   {
     core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
     auto u = grid.make_field<double>("u");
-    auto halo = grid.halo_exchange(u, options);
+    // auto is the contender; the fixed algorithms show what each would give.
+    const std::vector<std::string> names{"auto", "linear", "torus", "direct"};
+    std::vector<core::HaloExchange> halos;
+    for (const std::string& name : names) {
+      core::HaloOptions o;
+      o.algorithm = iso::parse_algorithm(name);
+      halos.push_back(grid.halo_exchange(u, o));
+    }
     DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
     Vec global = nullptr, local = nullptr;
     PCHECK(DMCreateGlobalVector(da, &global));
     PCHECK(DMCreateLocalVector(da, &local));
-    fill_ours(grid, u);
     fill_petsc(da, global);
-    halo.run();
     PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
     PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-    agree(check_ghosts(grid, u, da, local));
-    for (int w = 0; w < 3; ++w) halo.run();
-    add("ghost27", "isostencil", measure(s.reps, s.tukey, [&] { halo.run(); }), 0,
-        iso::to_string(halo.algorithm()));
-    add("ghost27", "dmda", measure(s.reps, s.tukey, [&] {
-          PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
-          PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-        }));
+    for (auto& halo : halos) {
+      fill_ours(grid, u);
+      halo.run();
+      agree(check_ghosts(grid, u, da, local));
+    }
+    // Contender 0 is DMDA, then ours; they take turns within each repetition.
+    std::vector<std::function<void()>> ops;
+    ops.emplace_back([&] {
+      PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
+      PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
+    });
+    for (auto& halo : halos) ops.emplace_back([&halo] { halo.run(); });
+    for (int w = 0; w < 3; ++w)
+      for (auto& op : ops) op();
+    std::vector<std::vector<double>> times(ops.size());
+    for (int r = 0; r < s.reps; ++r)
+      for (std::size_t turn = 0; turn < ops.size(); ++turn) {
+        const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double start = MPI_Wtime();
+        ops[c]();
+        double t = MPI_Wtime() - start;
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        times[c].push_back(t);
+      }
+    add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
+    for (std::size_t h = 0; h < halos.size(); ++h)
+      add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
+          0, iso::to_string(halos[h].algorithm()));
     PCHECK(VecDestroy(&local));
     PCHECK(VecDestroy(&global));
     PCHECK(DMDestroy(&da));

@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# The whole benchmark suite in one command, at 2 ranks (NP), in well under 15
+# minutes on 2 cores: builds (scripts/setup.sh), runs every benchmark, writes
+# CSVs, PNG plots and summary.md (each issue-7 target -> measured ratio ->
+# met/missed) into the output folder.
+#
+#   scripts/bench.sh [--out DIR] [--with-petsc] [--quick]
+#
+#   --out DIR      output folder (default bench-results/<UTC date-time>)
+#   --with-petsc   install PETSc (Debian libpetsc-real-dev, Open MPI build) if
+#                  missing and run the DMDA comparison; without it the PETSc
+#                  benchmark runs only when PETSc is already installed
+#   --quick        a smoke run of the same pipeline (tiny sizes, few reps)
+#   --targets-only skip scripts/setup.sh (packages, full build): reconfigure an
+#                  existing BUILD_DIR and build only the benchmark programs
+#
+# Environment: BUILD_DIR (default build), NP (default 2), JOBS (default 2),
+# MPIEXEC (default mpirun).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OUT=""
+WITH_PETSC=0
+QUICK=0
+TARGETS_ONLY=0
+while (($# > 0)); do
+  case "$1" in
+    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
+    --out=*) OUT="${1#--out=}"; shift ;;
+    --with-petsc) WITH_PETSC=1; shift ;;
+    --quick) QUICK=1; shift ;;
+    --targets-only) TARGETS_ONLY=1; shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+BUILD_DIR="${BUILD_DIR:-build}"
+NP="${NP:-2}"
+JOBS="${JOBS:-2}"
+MPIEXEC="${MPIEXEC:-mpirun}"
+OUT="${OUT:-bench-results/$(date -u +%Y%m%dT%H%M%SZ)}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+LOG="$OUT/bench.log"
+: >"$LOG"
+START=$(date +%s)
+
+say() { echo "bench: $*" | tee -a "$LOG"; }
+fail() { echo "bench: $*" >&2; echo "bench: $*" >>"$LOG"; exit 1; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPI_FLAGS=()
+if ((NP > $(nproc))); then MPI_FLAGS+=(--oversubscribe); fi
+
+# --- PETSc (optional, benchmark only) ----------------------------------------
+petsc_found() { pkg-config --exists PETSc 2>/dev/null || pkg-config --exists petsc 2>/dev/null; }
+if ((WITH_PETSC)) && ! petsc_found; then
+  say "installing libpetsc-real-dev (benchmark-only dependency)"
+  SUDO=()
+  [[ "$(id -u)" == 0 ]] || SUDO=(sudo)
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y \
+    --no-install-recommends libpetsc-real-dev >>"$LOG" 2>&1 ||
+    { "${SUDO[@]}" apt-get -o DPkg::Lock::Timeout=300 update >>"$LOG" 2>&1 &&
+      "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y \
+        --no-install-recommends libpetsc-real-dev >>"$LOG" 2>&1; } ||
+    fail "could not install libpetsc-real-dev (log: $LOG)"
+fi
+PETSC_NOTE=""
+if petsc_found; then
+  # PETSc must use the MPI library the project uses (Open MPI): one libmpi.
+  petsc_lib="$(pkg-config --variable=libdir PETSc 2>/dev/null || pkg-config --variable=libdir petsc)"
+  petsc_so="$(ls "$petsc_lib"/libpetsc*.so 2>/dev/null | head -n 1 || true)"
+  if [[ -n "$petsc_so" ]] && ! ldd "$petsc_so" | grep -q 'libmpi\.so\.40'; then
+    PETSC_NOTE="PETSc at $petsc_so is not built on Open MPI (libmpi.so.40): DMDA comparison skipped"
+  fi
+else
+  PETSC_NOTE="PETSc not installed: DMDA comparison skipped (scripts/bench.sh --with-petsc installs it)"
+fi
+[[ -z "$PETSC_NOTE" ]] || say "$PETSC_NOTE"
+
+# --- build --------------------------------------------------------------------
+if ((TARGETS_ONLY)); then
+  [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || fail "--targets-only needs a configured $BUILD_DIR"
+  say "building the benchmark programs in $BUILD_DIR"
+  cmake -S . -B "$BUILD_DIR" >>"$LOG" 2>&1 || fail "configure failed (log: $LOG)"
+else
+  say "building in $BUILD_DIR (scripts/setup.sh)"
+  BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" SETUP_QUIET=1 bash scripts/setup.sh >>"$LOG" 2>&1 ||
+    fail "build failed (log: $LOG)"
+fi
+TARGETS=(iso-bench isostencil-bench-stencil isostencil-bench-life isostencil-bench-halo)
+if [[ -z "$PETSC_NOTE" ]]; then
+  grep -q "isostencil-bench-petsc" "$BUILD_DIR/benchmarks/Makefile" 2>/dev/null ||
+    cmake "$BUILD_DIR" >>"$LOG" 2>&1
+  TARGETS+=(isostencil-bench-petsc)
+fi
+cmake --build "$BUILD_DIR" -j"$JOBS" --target "${TARGETS[@]}" >>"$LOG" 2>&1 || fail "build failed (log: $LOG)"
+BUILT=$(date +%s)
+say "built in $((BUILT - START)) s; running at $NP ranks; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+run() {  # name, command...
+  local name="$1"; shift
+  local t0=$(date +%s)
+  say "$name: $*"
+  if ! "$@" >"$OUT/$name.txt" 2>&1; then
+    tail -n 20 "$OUT/$name.txt" >&2
+    fail "$name failed (output: $OUT/$name.txt)"
+  fi
+  say "$name: done in $(($(date +%s) - t0)) s"
+}
+MPIRUN=("$MPIEXEC" "${MPI_FLAGS[@]}" -np "$NP")
+B="$BUILD_DIR"
+
+if ((QUICK)); then
+  A2A_SIZES=1,64,4096; W_SIZES=2,8; OTHER_SIZES=1,64; REPS=10; LAUNCHES=1
+  STENCIL_SIZES=(--size 16); LIFE=(--dims 2 --extent 64 --dims 3 --extent 16)
+  HALO=(--size3 8 --size3 16 --size2 64 --reps 5); PETSC=(--size 8 --reps 5 --setup-reps 3)
+  SETUP=(--dims 2,3 --radii 1,2 --reps 5 --launches 1)
+else
+  A2A_SIZES=1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K; W_SIZES=2,4,8,16,32,64,128
+  OTHER_SIZES=1,64,4K,64K; REPS=100; LAUNCHES=3
+  STENCIL_SIZES=(--size 64 --size 128); LIFE=()
+  HALO=(); PETSC=()
+  SETUP=(--dims 2,3,4 --radii 1,2,3 --reps 20 --launches 3)
+fi
+
+# Collectives: 3-D Moore r=1 in full (the targets), the others on a subset.
+run a2a-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall,allgather -n moore:3:1 \
+  -s "$A2A_SIZES" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/collectives-moore3.csv"
+run a2aw-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoallw -n moore:3:1 \
+  -s "$W_SIZES" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/collectives-moore3-w.csv"
+run a2a-others "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall,allgather \
+  -n moore:2:1 moore:2:3 moore:4:1 octant shales -s "$OTHER_SIZES" -r "$((REPS / 2 > 5 ? REPS / 2 : 5))" -l 1 \
+  --csv "$OUT/collectives-others.csv"
+run setup "${MPIRUN[@]}" "$B/apps/bench/iso-bench" setup -q "${SETUP[@]}" --csv "$OUT/setup.csv"
+run stencil "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-stencil" "${STENCIL_SIZES[@]}" --csv "$OUT/stencil.csv"
+run life "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-life" "${LIFE[@]}" --csv "$OUT/life.csv"
+run halo "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" "${HALO[@]}" --csv "$OUT/halo.csv"
+if [[ -z "$PETSC_NOTE" ]]; then
+  run petsc "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-petsc" "${PETSC[@]}" --csv "$OUT/petsc.csv"
+fi
+RAN=$(date +%s)
+
+# --- plots and summary --------------------------------------------------------
+say "plots"
+python3 scripts/plot_bench.py "$OUT"/collectives-*.csv "$OUT/setup.csv" -o "$OUT/plots" --summary \
+  >>"$LOG" 2>&1 || say "plot_bench.py failed (see $LOG)"
+PLOT_ARGS=(--halo "$OUT/halo.csv" --collectives "$OUT"/collectives-*.csv --setup "$OUT/setup.csv"
+  --stencil "$OUT/stencil.csv" --life "$OUT/life.csv" -o "$OUT" --elapsed "$((RAN - BUILT))"
+  --load "$(cut -d' ' -f1-3 /proc/loadavg)")
+if [[ -z "$PETSC_NOTE" ]]; then PLOT_ARGS+=(--petsc "$OUT/petsc.csv"); else PLOT_ARGS+=(--petsc-note "$PETSC_NOTE"); fi
+python3 scripts/plot_stencil.py "${PLOT_ARGS[@]}" >>"$LOG" 2>&1 || fail "plot_stencil.py failed (see $LOG)"
+END=$(date +%s)
+say "done: benchmarks $((RAN - BUILT)) s, whole run $((END - START)) s; $OUT/summary.md, plots in $OUT/plots"
