@@ -18,8 +18,8 @@
 //   user7    the 7-point Jacobi update written as a user kernel
 //            (kernels::make_stencil_update, Neighbors reads)
 //   jacobi7-mdrange, jacobi7-cells (on request, for comparison): the jacobi7
-//            functor through update.hpp's apply_with_halo (Kokkos' default
-//            MDRange tiling) and through the row loops cell by cell
+//            functor through Kokkos' MDRangePolicy (for_each_cell_mdrange,
+//            one call per cell) and through the host row loops cell by cell
 //            (without the vectorized row()).
 //
 // Each kernel runs `--sweeps` sweeps per measurement, `--repeats` times, with
@@ -182,7 +182,7 @@ void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
     offset[j] = grid.global_offset()[j];
     lo[j] = grid.ghost_lo()[j];
   }
-  kernels::sweep_cells<3>(
+  kernels::for_each_cell<3>(
       "bench fill", kernels::split_interior(grid).interior,
       KOKKOS_LAMBDA(const kernels::Index<3>& x) {
         const long g = (offset[0] + x[0] - lo[0]) * 7 + (offset[1] + x[1] - lo[1]) * 3 +
@@ -229,9 +229,9 @@ struct CellByCell {
 };
 
 /// The 7-point sweep of jacobi7 driven another way, for comparison:
-/// "mdrange" through update.hpp's apply_with_halo (Kokkos' default
-/// MDRangePolicy tiling, one functor call per cell), "cells" through the row
-/// loops but one call per cell (no vectorized row()).
+/// "mdrange" through Kokkos' MDRangePolicy (default tiling, one functor call
+/// per cell), "cells" through the host row loops but one call per cell (no
+/// vectorized row()).
 std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant,
                                     StreamProbe& probe) {
   std::array<int, 3> dims{0, 0, 0};
@@ -248,6 +248,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
   halos.push_back(grid.halo_exchange(fields[0]));
   halos.push_back(grid.halo_exchange(fields[1]));
   const auto stride = kernels::detail::layout_right_strides<3>(fields[0]);
+  const kernels::UpdatePlan<3> plan = kernels::plan_update(grid, "bench jacobi7 " + variant);
   std::vector<Row> rows;
   for (bool overlap : {false, true}) {
     int current = 0;
@@ -262,10 +263,13 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
                                                                 1 / (h * h)};
       kernels::UpdateTimes t;
       if (variant == "mdrange")
-        t = kernels::apply_with_halo<3>(grid, halos[current], "bench jacobi7 mdrange", overlap,
-                                        functor);
+        t = kernels::detail::run_with_halo(
+            plan, halos[current], overlap,
+            [&](const std::string& label, const kernels::Box<3>& box) {
+              kernels::for_each_cell_mdrange<3>(label, box, functor);
+            });
       else
-        t = kernels::sweep_with_halo<3>(grid, halos[current], "bench jacobi7 cells", overlap,
+        t = kernels::apply_with_halo<3>(plan, halos[current], overlap,
                                         CellByCell<decltype(functor)>{functor});
       current = 1 - current;
       return t;
@@ -347,7 +351,7 @@ int main(int argc, char** argv) {
   app.add_option(
          "--kernels", s.kernels,
          "kernels to run: jacobi7, jacobi27, user7; for comparison also jacobi7-mdrange "
-         "(update.hpp's MDRange loops) and jacobi7-cells (row loops without the vectorized row())")
+         "(Kokkos' MDRangePolicy) and jacobi7-cells (row loops without the vectorized row())")
       ->check(CLI::IsMember({"jacobi7", "jacobi27", "user7", "jacobi7-mdrange", "jacobi7-cells"}));
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
   try {

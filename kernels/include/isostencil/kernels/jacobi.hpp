@@ -39,7 +39,7 @@
 //             stencil order, offsets and weights read from a small table.
 // The arithmetic per cell depends only on the cell's neighbours, so the result
 // is bitwise the same on any number of ranks, with or without overlap. On
-// host backends the star and box kernels run row by row (sweep.hpp) in loops
+// host backends the star and box kernels run row by row (update.hpp) in loops
 // the compiler vectorizes at -O2; device backends run them cell by cell.
 // The residual is r = f + L u (= f - A u); its norms over all ranks are
 //   l2 = sqrt(Σ r²)  (plain ℓ2 over the global interior, no h scaling)
@@ -557,7 +557,7 @@ UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
   const detail::ApplyStencil<D> functor{in.data(),    out.data(),
                                         terms.data(), static_cast<int>(terms.extent(0)),
                                         stride,       op.center_weight};
-  return sweep_with_halo<D>(grid, halo, "isostencil::apply_stencil", overlap, functor);
+  return apply_with_halo<D>(grid, halo, "isostencil::apply_stencil", overlap, functor);
 }
 
 /// Writes value(global index) into every ghost cell of `field` that lies
@@ -627,6 +627,9 @@ public:
     Kokkos::deep_copy(fields_[1], fields_[0]);
     stride_ = detail::layout_right_strides<D>(fields_[0]);
     terms_ = detail::make_terms<D>(op_, stride_);
+    sweep_plan_ = plan_update(grid_, options_.label + ":sweep");
+    sweep_residual_plan_ = plan_update(grid_, options_.label + ":sweep+residual");
+    residual_plan_ = plan_update(grid_, options_.label + ":residual");
     halos_.reserve(2);
     halos_.push_back(grid_.halo_exchange(fields_[0], options_.halo));
     halos_.push_back(grid_.halo_exchange(fields_[1], options_.halo));
@@ -718,11 +721,10 @@ private:
   UpdateTimes run_sweep(const Functor& functor, ResidualSums& norms) {
     UpdateTimes times;
     if constexpr (WithResidual)
-      times = sweep_reduce_with_halo<D>(grid_, halos_[current_], options_.label + ":sweep+residual",
-                                        options_.overlap, functor, norms);
+      times = apply_reduce_with_halo<D>(sweep_residual_plan_, halos_[current_], options_.overlap,
+                                        functor, norms);
     else
-      times = sweep_with_halo<D>(grid_, halos_[current_], options_.label + ":sweep",
-                                 options_.overlap, functor);
+      times = apply_with_halo<D>(sweep_plan_, halos_[current_], options_.overlap, functor);
     current_ = 1 - current_;
     ++sweeps_done_;
     return times;
@@ -768,18 +770,17 @@ private:
   }
 
   UpdateTimes residual_sweep(ResidualSums& norms) {
-    const std::string label = options_.label + ":residual";
     if (source_.data() != nullptr) {
       const detail::ResidualOnly<D, true> functor{
           fields_[current_].data(),           source_.data(), terms_.data(),
           static_cast<int>(terms_.extent(0)), stride_,        op_.center_weight};
-      return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor,
-                                       norms);
+      return apply_reduce_with_halo<D>(residual_plan_, halos_[current_], options_.overlap,
+                                       functor, norms);
     }
     const detail::ResidualOnly<D, false> functor{
         fields_[current_].data(),           nullptr, terms_.data(),
         static_cast<int>(terms_.extent(0)), stride_, op_.center_weight};
-    return sweep_reduce_with_halo<D>(grid_, halos_[current_], label, options_.overlap, functor,
+    return apply_reduce_with_halo<D>(residual_plan_, halos_[current_], options_.overlap, functor,
                                      norms);
   }
 
@@ -790,6 +791,8 @@ private:
   field_type fields_[2];
   detail::Strides<D> stride_{};
   Kokkos::View<detail::Term*> terms_;
+  // Interior split and kernel labels, made once (a sweep allocates nothing).
+  UpdatePlan<D> sweep_plan_, sweep_residual_plan_, residual_plan_;
   std::vector<core::HaloExchange> halos_;  // halos_[i] exchanges fields_[i]
   int current_ = 0;
   long sweeps_done_ = 0;

@@ -293,7 +293,8 @@ public:
       : grid_(std::move(decomposition), core::Stencil::box(D, 1)),
         rule_(checked_rule(rule)),
         table_(detail::LifeTable<D>::from(rule)),
-        options_(options) {
+        options_(options),
+        plan_(plan_update(grid_, "isostencil::life")) {
     // Dead boundaries: the exchange leaves the ghosts of the global boundary
     // alone and the update writes only the interior, so the zeros both
     // fields start with stay there.
@@ -328,9 +329,8 @@ public:
     UpdateTimes total;
     for (int g = 0; g < generations; ++g) {
       const detail::LifeUpdate<D> update{fields_[current_], fields_[1 - current_], stride_, table_};
-      const UpdateTimes times =
-          apply_with_halo<D>(grid_, halos_[static_cast<std::size_t>(current_)], "isostencil::life",
-                             options_.overlap, update);
+      const UpdateTimes times = apply_with_halo<D>(
+          plan_, halos_[static_cast<std::size_t>(current_)], options_.overlap, update);
       total.kernel += times.kernel;
       total.halo += times.halo;
       current_ = 1 - current_;
@@ -344,7 +344,7 @@ public:
   /// Live cells over all ranks (collective).
   long live_cells() const {
     long local = 0;
-    reduce_cells<D>("isostencil::life:count", split_interior(grid_).interior,
+    reduce_cells<D>("isostencil::life:count", plan_.split.interior,
                     detail::LiveCount<D>{fields_[current_], stride_}, local);
     return detail::sum_over_ranks(grid_.comm(), local);
   }
@@ -391,7 +391,7 @@ public:
     detail::RandomFill<D> fill{fields_[current_], stride_, {}, global_stride_, seed, density};
     for (int j = 0; j < D; ++j)
       fill.first_global[j] = grid_.to_global(j, 0);
-    for_each_cell<D>("isostencil::life:fill_random", split_interior(grid_).interior, fill);
+    for_each_cell<D>("isostencil::life:fill_random", plan_.split.interior, fill);
     Kokkos::fence();
   }
 
@@ -502,6 +502,7 @@ private:
   Cells fields_[2];
   Kokkos::Array<std::ptrdiff_t, D> stride_{};
   Kokkos::Array<long, D> global_stride_{};
+  UpdatePlan<D> plan_;  // interior split and labels, made once
   std::vector<core::HaloExchange> halos_;  // halos_[i] exchanges fields_[i]
   int current_ = 0;
   long generation_ = 0;

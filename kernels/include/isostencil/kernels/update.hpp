@@ -1,14 +1,42 @@
 // Running a stencil update over a grid's interior, with the halo exchange
 // overlapped: cells whose stencil reads no ghost cell are updated while the
 // exchange is in flight, the boundary shell after it completes.
+//
+// Cell loops (for_each_cell, reduce_cells) call functor(Index<D>) for every
+// cell of a box of local indices; how they iterate depends on where the
+// execution space runs:
+//
+// - Host spaces (Serial, OpenMP, Threads): one work item is a group of rows
+//   along the last dimension, which is contiguous in LayoutRight, so the
+//   innermost loop is unit-stride and neighbouring rows and planes stay in
+//   cache. A functor may process a whole row itself with row(Index<D> first,
+//   int length), called instead of operator() for each row; it must compute
+//   exactly what operator() computes. The built-in Jacobi kernels and user
+//   kernels do (see sweep.hpp), as loops the compiler vectorizes. Boxes only a
+//   few cells thick in the last dimension (the overlap's shell slabs) run as
+//   lines along dimension D-2 instead, cell by cell.
+// - Device spaces (CUDA, HIP, SYCL): a row per thread would make neighbouring
+//   threads read addresses a row apart, so one cell per thread through
+//   Kokkos' MDRangePolicy tiling (for_each_cell_mdrange; row() is not used).
+//
+// Measured on the project's 2-core machines (benchmarks/stencil_bench.cpp,
+// 3-D 7-point sweep, 256^3 per rank): Kokkos' default host MDRange (one
+// functor call per cell) ~46% of the copy bound, rows cell by cell ~45%,
+// rows through a vectorized row() with prefetching ~67% (1 rank) and ~79%
+// (2 ranks); docs/kernels.md has the current figures.
+//
+// The reductions combine values with `+=` (Kokkos' default join), so a Value
+// type may define += to mean any associative combine.
 #pragma once
 
 #include "isostencil/core/grid.hpp"
 
+#include <mpi.h>
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -64,7 +92,9 @@ InteriorSplit<D> split_interior(const core::Grid<D>& grid) {
     return split;
   }
   // Peel one dimension at a time: the slabs below and above the inner range,
-  // then narrow that dimension to the inner range for the next ones.
+  // then narrow that dimension to the inner range for the next ones. The
+  // first dimensions' slabs are whole planes and rows (contiguous); only the
+  // last dimension's are strided.
   Box<D> rest = split.interior;
   for (int j = 0; j < D; ++j) {
     Box<D> below = rest, above = rest;
@@ -117,25 +147,242 @@ auto box_policy(const Box<D>& box) {
     return Policy(first, last);
   }
 }
+
+/// True for execution spaces that run on the host (and can read host memory).
+template <class ExecutionSpace>
+inline constexpr bool runs_on_host =
+    Kokkos::SpaceAccessibility<ExecutionSpace, Kokkos::HostSpace>::accessible;
+
+/// True when the functor has row(Index<D> first, int length).
+template <int D, class Functor, class = void>
+struct has_row : std::false_type {};
+template <int D, class Functor>
+struct has_row<
+    D, Functor,
+    std::void_t<decltype(std::declval<const Functor&>().row(std::declval<const Index<D>&>(), 0))>>
+    : std::true_type {};
+
+/// Rows per work item of the host row loops: an item's first row costs a
+/// few integer divisions (its index from the item number), the next ones an
+/// increment; items stay small enough to spread over threads.
+inline constexpr int rows_per_item = 16;
+
+/// The work items of a box run as rows: groups of up to rows_per_item
+/// consecutive rows along dimension D-2, `groups` of them per line of rows,
+/// numbered row-major over dimensions 0..D-3, then the group.
+template <int D>
+struct RowItems {
+  Index<D> begin{}, extent{};
+  int groups = 1;
+  std::int64_t count = 0;
+
+  explicit RowItems(const Box<D>& box) {
+    for (int j = 0; j < D; ++j) {
+      begin[j] = box.begin[j];
+      extent[j] = box.end[j] - box.begin[j];
+    }
+    count = 1;
+    if constexpr (D > 1) {
+      groups = (extent[D - 2] + rows_per_item - 1) / rows_per_item;
+      count = groups;
+      for (int j = 0; j + 2 < D; ++j)
+        count *= extent[j];
+    }
+  }
+  /// The first cell of item `item` and its number of rows.
+  KOKKOS_INLINE_FUNCTION Index<D> first(std::int64_t item, int& rows) const {
+    Index<D> x;
+    x[D - 1] = begin[D - 1];
+    rows = 1;
+    if constexpr (D > 1) {
+      const int group = static_cast<int>(item % groups);
+      item /= groups;
+      for (int j = D - 3; j >= 0; --j) {
+        x[j] = begin[j] + static_cast<int>(item % extent[j]);
+        item /= extent[j];
+      }
+      x[D - 2] = begin[D - 2] + group * rows_per_item;
+      const int left = extent[D - 2] - group * rows_per_item;
+      rows = left < rows_per_item ? left : rows_per_item;
+    }
+    return x;
+  }
+};
+
+template <int D, class Functor>
+struct RowLoop {
+  Functor functor;
+  RowItems<D> items;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item) const {
+    int rows = 0;
+    Index<D> x = items.first(item, rows);
+    const int length = items.extent[D - 1];
+    for (int r = 0; r < rows; ++r) {
+      if constexpr (has_row<D, Functor>::value) {
+        functor.row(x, length);
+      } else {
+        Index<D> cell = x;
+        for (int k = 0; k < length; ++k, ++cell[D - 1])
+          functor(cell);
+      }
+      if constexpr (D > 1) ++x[D - 2];
+    }
+  }
+};
+
+template <int D, class Functor, class Value>
+struct RowReduceLoop {
+  Functor functor;
+  RowItems<D> items;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Value& value) const {
+    int rows = 0;
+    Index<D> x = items.first(item, rows);
+    const int length = items.extent[D - 1];
+    for (int r = 0; r < rows; ++r) {
+      Index<D> cell = x;
+      for (int k = 0; k < length; ++k, ++cell[D - 1])
+        functor(cell, value);
+      if constexpr (D > 1) ++x[D - 2];
+    }
+  }
+};
+
+/// Boxes thin in the last dimension (the overlap's shell slabs next to the
+/// last dimension's ghost layers) would make rows of one or two cells, each
+/// paying a row's setup; they run as lines along dimension D-2 instead, one
+/// line per work item, items row-major over the other dimensions.
+template <int D>
+struct LineItems {
+  Index<D> begin{}, extent{};
+  std::int64_t count = 1;
+
+  explicit LineItems(const Box<D>& box) {
+    for (int j = 0; j < D; ++j) {
+      begin[j] = box.begin[j];
+      extent[j] = box.end[j] - box.begin[j];
+      if (j != D - 2) count *= extent[j];
+    }
+  }
+  KOKKOS_INLINE_FUNCTION Index<D> first(std::int64_t item) const {
+    Index<D> x;
+    for (int j = D - 1; j >= 0; --j) {
+      if (j == D - 2) continue;
+      x[j] = begin[j] + static_cast<int>(item % extent[j]);
+      item /= extent[j];
+    }
+    x[D - 2] = begin[D - 2];
+    return x;
+  }
+};
+
+template <int D, class Functor>
+struct LineLoop {
+  Functor functor;
+  LineItems<D> items;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item) const {
+    Index<D> x = items.first(item);
+    for (int i = 0; i < items.extent[D - 2]; ++i, ++x[D - 2])
+      functor(x);
+  }
+};
+
+template <int D, class Functor, class Value>
+struct LineReduceLoop {
+  Functor functor;
+  LineItems<D> items;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t item, Value& value) const {
+    Index<D> x = items.first(item);
+    for (int i = 0; i < items.extent[D - 2]; ++i, ++x[D - 2])
+      functor(x, value);
+  }
+};
+
+/// Whether a box is better run as lines along dimension D-2 than as rows.
+template <int D>
+bool thin_in_last_dimension(const Box<D>& box) {
+  if constexpr (D < 2) {
+    return false;
+  } else {
+    const int last = box.end[D - 1] - box.begin[D - 1];
+    const int second = box.end[D - 2] - box.begin[D - 2];
+    return last < 8 && second > last;
+  }
+}
+
+template <class ExecutionSpace>
+using HostItemPolicy = Kokkos::RangePolicy<ExecutionSpace, Kokkos::IndexType<std::int64_t>>;
 }  // namespace detail
 
-/// Calls functor(Index<D>) for every cell of the box (no-op when empty).
+/// Calls functor(Index<D>) for every cell of the box (no-op when empty) as
+/// one cell per index of Kokkos' MDRangePolicy, on any execution space.
 template <int D, class Functor, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-void for_each_cell(const std::string& label, const Box<D>& box, const Functor& functor) {
+void for_each_cell_mdrange(const std::string& label, const Box<D>& box, const Functor& functor) {
   if (box.empty()) return;
   Kokkos::parallel_for(label, detail::box_policy<D, ExecutionSpace>(box),
                        detail::IndexAdapter<D, Functor>{functor});
 }
 
-/// Sums functor(Index<D>, Value&) over the cells of the box into `result`
-/// (added to, so several boxes accumulate).
+/// reduce_cells through Kokkos' MDRangePolicy, on any execution space.
 template <int D, class Value, class Functor, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-void reduce_cells(const std::string& label, const Box<D>& box, const Functor& functor, Value& result) {
+void reduce_cells_mdrange(const std::string& label, const Box<D>& box, const Functor& functor,
+                          Value& result) {
   if (box.empty()) return;
   Value partial{};
   Kokkos::parallel_reduce(label, detail::box_policy<D, ExecutionSpace>(box),
                           detail::ReduceAdapter<D, Functor, Value>{functor}, partial);
   result += partial;
+}
+
+/// Calls functor(Index<D>) (or functor.row(), see the header comment) for
+/// every cell of the box (no-op when empty): rows on host spaces, MDRange on
+/// devices.
+template <int D, class Functor, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+void for_each_cell(const std::string& label, const Box<D>& box, const Functor& functor) {
+  if (box.empty()) return;
+  if constexpr (detail::runs_on_host<ExecutionSpace>) {
+    using Policy = detail::HostItemPolicy<ExecutionSpace>;
+    if constexpr (D >= 2) {
+      if (detail::thin_in_last_dimension(box)) {
+        const detail::LineItems<D> items(box);
+        Kokkos::parallel_for(label, Policy(0, items.count),
+                             detail::LineLoop<D, Functor>{functor, items});
+        return;
+      }
+    }
+    const detail::RowItems<D> items(box);
+    Kokkos::parallel_for(label, Policy(0, items.count), detail::RowLoop<D, Functor>{functor, items});
+  } else {
+    for_each_cell_mdrange<D, Functor, ExecutionSpace>(label, box, functor);
+  }
+}
+
+/// Combines functor(Index<D>, Value&) over the cells of the box into `result`
+/// with `+=` (so several boxes accumulate): rows on host spaces, MDRange on
+/// devices.
+template <int D, class Value, class Functor, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
+void reduce_cells(const std::string& label, const Box<D>& box, const Functor& functor, Value& result) {
+  if (box.empty()) return;
+  if constexpr (detail::runs_on_host<ExecutionSpace>) {
+    using Policy = detail::HostItemPolicy<ExecutionSpace>;
+    Value partial{};
+    bool lines = false;
+    if constexpr (D >= 2) {
+      lines = detail::thin_in_last_dimension(box);
+      if (lines) {
+        const detail::LineItems<D> items(box);
+        Kokkos::parallel_reduce(label, Policy(0, items.count),
+                                detail::LineReduceLoop<D, Functor, Value>{functor, items}, partial);
+      }
+    }
+    if (!lines) {
+      const detail::RowItems<D> items(box);
+      Kokkos::parallel_reduce(label, Policy(0, items.count),
+                              detail::RowReduceLoop<D, Functor, Value>{functor, items}, partial);
+    }
+    result += partial;
+  } else {
+    reduce_cells_mdrange<D, Value, Functor, ExecutionSpace>(label, box, functor, result);
+  }
 }
 
 /// Where the time of one update went (seconds, this rank).
@@ -144,38 +391,82 @@ struct UpdateTimes {
   double halo = 0;  ///< time spent in start/wait (exposed communication)
 };
 
-/// One stencil update: exchange the halos of the fields `halo` covers, then
-/// call functor(Index<D>) on every interior cell. With `overlap`, the cells
-/// that read no ghost run between start() and wait(). Device work is fenced
-/// before MPI by the exchange and before returning here.
-template <int D, class Functor>
-UpdateTimes apply_with_halo(const core::Grid<D>& grid, core::HaloExchange& halo, const std::string& label,
-                            bool overlap, const Functor& functor) {
+/// What an update loop needs besides the functor, made once per grid and
+/// kernel (plan_update) so that a step allocates nothing: the interior split
+/// and the Kokkos labels of the whole interior, the inner box and the shell.
+template <int D>
+struct UpdatePlan {
+  InteriorSplit<D> split;
+  std::string label, inner_label, shell_label;
+};
+
+template <int D>
+UpdatePlan<D> plan_update(const core::Grid<D>& grid, const std::string& label) {
+  return {split_interior(grid), label, label + ":inner", label + ":shell"};
+}
+
+namespace detail {
+/// The overlap logic shared by every update: run_box(label, box) runs the
+/// kernel on a box; device work is fenced before MPI (by the exchange) and
+/// before returning.
+template <int D, class RunBox>
+UpdateTimes run_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, bool overlap,
+                          const RunBox& run_box) {
   UpdateTimes times;
   if (!overlap) {
-    double t0 = MPI_Wtime();
+    const double t0 = MPI_Wtime();
     halo.run();
-    double t1 = MPI_Wtime();
-    for_each_cell<D>(label, split_interior(grid).interior, functor);
+    const double t1 = MPI_Wtime();
+    run_box(plan.label, plan.split.interior);
     Kokkos::fence();
     times.halo = t1 - t0;
     times.kernel = MPI_Wtime() - t1;
     return times;
   }
-  const InteriorSplit<D> split = split_interior(grid);
-  double t0 = MPI_Wtime();
+  const double t0 = MPI_Wtime();
   halo.start();
-  double t1 = MPI_Wtime();
-  for_each_cell<D>(label + ":inner", split.inner, functor);
+  const double t1 = MPI_Wtime();
+  run_box(plan.inner_label, plan.split.inner);
   Kokkos::fence();
-  double t2 = MPI_Wtime();
+  const double t2 = MPI_Wtime();
   halo.wait();
-  double t3 = MPI_Wtime();
-  for (const Box<D>& box : split.shell) for_each_cell<D>(label + ":shell", box, functor);
+  const double t3 = MPI_Wtime();
+  for (const Box<D>& box : plan.split.shell)
+    run_box(plan.shell_label, box);
   Kokkos::fence();
   times.halo = (t1 - t0) + (t3 - t2);
   times.kernel = (t2 - t1) + (MPI_Wtime() - t3);
   return times;
+}
+}  // namespace detail
+
+/// One stencil update: exchange the halos of the fields `halo` covers, then
+/// call functor(Index<D>) on every interior cell (for_each_cell). With
+/// `overlap`, the cells that read no ghost run between start() and wait().
+template <int D, class Functor>
+UpdateTimes apply_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, bool overlap,
+                            const Functor& functor) {
+  return detail::run_with_halo(plan, halo, overlap, [&](const std::string& label, const Box<D>& box) {
+    for_each_cell<D>(label, box, functor);
+  });
+}
+
+/// apply_with_halo for a functor(Index<D>, Value&) that also reduces: the
+/// values of all interior cells are combined into `result` with `+=`.
+template <int D, class Value, class Functor>
+UpdateTimes apply_reduce_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo,
+                                   bool overlap, const Functor& functor, Value& result) {
+  return detail::run_with_halo(plan, halo, overlap, [&](const std::string& label, const Box<D>& box) {
+    reduce_cells<D>(label, box, functor, result);
+  });
+}
+
+/// apply_with_halo planning on each call (for one-off updates; loops keep an
+/// UpdatePlan).
+template <int D, class Functor>
+UpdateTimes apply_with_halo(const core::Grid<D>& grid, core::HaloExchange& halo,
+                            const std::string& label, bool overlap, const Functor& functor) {
+  return apply_with_halo<D>(plan_update(grid, label), halo, overlap, functor);
 }
 
 }  // namespace isostencil::kernels

@@ -346,6 +346,7 @@ public:
     }
     Kokkos::deep_copy(shape_offsets_, offsets_host);
     Kokkos::deep_copy(shape_linear_, linear_host);
+    plan_ = plan_update(grid_, options_.label);
 
     halos_.reserve(2);
     halos_.push_back(grid_.halo_exchange(fields_[0], options_.halo));
@@ -356,7 +357,7 @@ public:
   /// interior cell of the output (overlap as in the options). Collective.
   UpdateTimes apply() { return apply(options_.overlap); }
   UpdateTimes apply(bool overlap) {
-    return sweep_with_halo<D>(grid_, halos_[current_], options_.label, overlap, cell_functor());
+    return apply_with_halo<D>(plan_, halos_[current_], overlap, cell_functor());
   }
   /// Swaps the roles of input and output.
   void swap() { current_ = 1 - current_; }
@@ -369,10 +370,10 @@ public:
   /// Runs the kernel on the cells of `box` (local indices) without any
   /// exchange: the input's ghost cells must already be current. Local.
   void compute(const Box<D>& box) {
-    sweep_cells<D>(options_.label, box, cell_functor());
+    for_each_cell<D>(options_.label, box, cell_functor());
     Kokkos::fence();
   }
-  void compute_interior() { compute(split_interior(grid_).interior); }
+  void compute_interior() { compute(plan_.split.interior); }
 
   const View& input() const { return fields_[current_]; }
   const View& output() const { return fields_[1 - current_]; }
@@ -398,6 +399,7 @@ private:
   detail::Strides<D> stride_{};
   Kokkos::View<int*> shape_offsets_;
   Kokkos::View<std::ptrdiff_t*> shape_linear_;
+  UpdatePlan<D> plan_;  // interior split and labels, made once
   std::vector<core::HaloExchange> halos_;  // halos_[i] exchanges fields_[i]
   int current_ = 0;
 };
