@@ -413,8 +413,9 @@ std::unique_ptr<Prepared> prepare_mpi(const Point& p, const Graph& graph, bool p
 }
 
 // The schedule's rounds as plain contiguous MPI_Sendrecv of the same byte
-// counts (no datatypes), plus its local copies as memcpy: what zero-copy
-// message combining costs at best. Moves no real data: no check.
+// counts (no datatypes), rounds to the process itself and the local copies as
+// memcpy: what zero-copy message combining costs at best. Moves no real data:
+// no check.
 std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm, MPI_Comm comm) {
   auto prepared = std::make_unique<Prepared>();
   Prepared* self = prepared.get();
@@ -432,10 +433,16 @@ std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm
   };
   auto steps = std::make_shared<std::vector<Step>>();
   long long max_send = 1, max_recv = 1, copy_bytes = 0;
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
   for (const iso::Round& round : schedule.rounds) {
     long long sb = 0, rb = 0;
     for (const iso::BlockRef& ref : round.send) sb += bytes_of(ref);
     for (const iso::BlockRef& ref : round.recv) rb += bytes_of(ref);
+    if (round.send_rank == me && round.recv_rank == me) {
+      copy_bytes += rb;
+      continue;
+    }
     const int send_rank = round.send_rank >= 0 && !round.send.empty() ? round.send_rank : MPI_PROC_NULL;
     const int recv_rank = round.recv_rank >= 0 && !round.recv.empty() ? round.recv_rank : MPI_PROC_NULL;
     steps->push_back({send_rank, recv_rank, round.index % 32767, static_cast<int>(sb), static_cast<int>(rb)});
@@ -839,6 +846,9 @@ int CollectivesCommand::run(MPI_Comm world) {
                 const iso::CostModel& model = iso::CostModel::for_comm(nbh.comm());
                 row.note = fmt::format("cost model {}: alpha={:.3g} beta={:.3g} gamma={:.3g} delta={:.3g}",
                                        model.source, model.alpha, model.beta, model.gamma, model.delta);
+                if (model.eager_limit > 0)
+                  row.note += fmt::format(" above {:g} B: alpha={:.3g} beta={:.3g}", model.eager_limit,
+                                          model.alpha_large, model.beta_large);
               }
               if (c.kind != Kind::bound) {
                 fill_send();

@@ -146,6 +146,17 @@ const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collectiv
   return found->second;
 }
 
+int Neighborhood::reserve_tags(int count) const {
+  int flag = 0;
+  int* upper = nullptr;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(comm_.get(), MPI_TAG_UB, &upper, &flag));
+  const long limit = (flag && upper) ? *upper : 32767;
+  if (count < 0 || next_tag_ + count - 1 > limit) return -1;
+  const long first = next_tag_;
+  next_tag_ += count;
+  return static_cast<int>(first);
+}
+
 int Neighborhood::target_rank(int block) const {
   if (block < 0 || block >= size()) throw Error("iso::Neighborhood::target_rank: block out of range");
   return geometry_.shifted_rank(coords_.data(), offsets_[block], +1);

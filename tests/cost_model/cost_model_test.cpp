@@ -94,13 +94,20 @@ TEST(CostModelFile, SaveLoadRoundTripIsExact) {
   model.beta = 9.87654321e-11;
   model.gamma = 3.3333333333333e-8;
   model.delta = 7.0000001e-7;
+  model.eager_limit = 4096;
+  model.alpha_large = 6.1234567890123e-6;
+  model.beta_large = 4.56789012345e-11;
+  model.beta_copy = 1.1111111111111e-11;
   const std::string path = dir.file("model.txt");
   model.save(path);
   const iso::CostModel loaded = iso::CostModel::load(path);
-  const double saved[4] = {model.alpha, model.beta, model.gamma, model.delta};
-  const double read[4] = {loaded.alpha, loaded.beta, loaded.gamma, loaded.delta};
-  const char* names[4] = {"alpha", "beta", "gamma", "delta"};
-  for (int k = 0; k < 4; ++k) {
+  EXPECT_EQ(loaded.version, 2);
+  const double saved[8] = {model.alpha,       model.beta,       model.gamma,     model.delta,
+                           model.eager_limit, model.alpha_large, model.beta_large, model.beta_copy};
+  const double read[8] = {loaded.alpha,       loaded.beta,       loaded.gamma,     loaded.delta,
+                          loaded.eager_limit, loaded.alpha_large, loaded.beta_large, loaded.beta_copy};
+  const char* names[8] = {"alpha", "beta", "gamma", "delta", "eager_limit", "alpha_large", "beta_large", "beta_copy"};
+  for (int k = 0; k < 8; ++k) {
     char text[128];
     std::snprintf(text, sizeof text, "%s: saved %.17g, loaded %.17g", names[k], saved[k], read[k]);
     EXPECT_EQ(read[k], saved[k]) << text;
@@ -121,6 +128,54 @@ TEST(CostModelFile, CommentsBlankLinesAndAnyOrder) {
   EXPECT_EQ(model.beta, 3e-10);
   EXPECT_EQ(model.gamma, 1e-8);
   EXPECT_EQ(model.delta, 4e-7);
+}
+
+// Files written before the second regime existed (format 1: four keys, no
+// version) still load, as one regime: every message size costs alpha + beta b.
+TEST(CostModelFile, FormatOneLoadsAsOneRegime) {
+  TempDir dir;
+  const std::string path = dir.write("v1.txt", "alpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\ndelta = 5e-7\n");
+  const iso::CostModel model = iso::CostModel::load(path);
+  EXPECT_EQ(model.version, 1);
+  EXPECT_EQ(model.eager_limit, 0.0);
+  EXPECT_DOUBLE_EQ(model.message_seconds(1 << 20), 2e-6 + 1e-10 * (1 << 20));
+  // "version = 1" said outright is the same.
+  EXPECT_EQ(iso::CostModel::load(dir.write("v1b.txt", "version = 1\nalpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\n"
+                                                      "delta = 5e-7\n")).version, 1);
+}
+
+// Two regimes: up to eager_limit bytes alpha + beta b, above it alpha_large +
+// beta_large b (the limit itself is still eager).
+TEST(CostModelFile, SecondRegimeAboveTheEagerLimit) {
+  TempDir dir;
+  const iso::CostModel model = iso::CostModel::load(
+      dir.write("v2.txt", "version = 2\nalpha = 1e-6\nbeta = 1e-9\ngamma = 0\ndelta = 0\neager_limit = 4096\n"
+                          "alpha_large = 5e-6\nbeta_large = 2e-10\n"));
+  EXPECT_EQ(model.version, 2);
+  EXPECT_DOUBLE_EQ(model.message_seconds(4096), 1e-6 + 4096e-9);
+  EXPECT_DOUBLE_EQ(model.message_seconds(4097), 5e-6 + 4097 * 2e-10);
+  EXPECT_DOUBLE_EQ(model.message_seconds(8), 1e-6 + 8e-9);
+}
+
+TEST(CostModelFile, RegimeKeysGoTogether) {
+  TempDir dir;
+  const char* base = "alpha = 1e-6\nbeta = 1e-9\ngamma = 0\ndelta = 0\n";
+  const struct {
+    const char* name;
+    std::string extra;
+    const char* says;
+  } cases[] = {
+      {"partial.txt", "eager_limit = 4096\nalpha_large = 5e-6\n", "go together"},
+      {"v2_without.txt", "version = 2\n", "version 2 needs"},
+      {"v1_with.txt", "version = 1\neager_limit = 4096\nalpha_large = 5e-6\nbeta_large = 2e-10\n", "version 1 has no"},
+      {"v3.txt", "version = 3\n", "version must be 1 or 2"},
+  };
+  for (const auto& bad : cases) {
+    const std::string path = dir.write(bad.name, std::string(base) + bad.extra);
+    const std::string message = load_error(path);
+    EXPECT_NE(message.find(path), std::string::npos) << bad.name << ": " << message;
+    EXPECT_NE(message.find(bad.says), std::string::npos) << bad.name << ": " << message;
+  }
 }
 
 TEST(CostModelFile, LoadErrorsNameFileAndLine) {
@@ -265,6 +320,175 @@ TEST(CostModelPredict, AllgatherSelfCopiesMeshesAndUnevenBlocksByHand) {
                "figure 3 torus");
   expect_close(predict(moore, torus, {2, 1}, iso::Algorithm::linear, iso::Collective::alltoall, figure3), 9.744e-6,
                "figure 3 linear");
+}
+
+// predict_seconds with two regimes: eager_limit 4096, 2048-byte blocks. A
+// torus round of 2-D Moore carries 3 blocks (6144 B, rendezvous), a linear
+// round one block (2048 B, eager).
+TEST(CostModelPredict, RoundsInTheRegimeOfTheirSize) {
+  iso::CostModel model = hand_model();
+  model.eager_limit = 4096;
+  model.alpha_large = 4e-6;
+  model.beta_large = 5e-10;
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const iso::BlockBytes bytes = uniform_bytes(8, 2048, iso::Collective::alltoall);
+  auto schedule = [&](iso::Algorithm algorithm) {
+    return iso::build_schedule(moore, torus, std::vector<int>{1, 2}.data(), algorithm, iso::Collective::alltoall);
+  };
+  // Torus: 4 (4e-6 + 6144 * 5e-10 + 6 g) = 4 * 7.672e-6 = 3.0688e-5.
+  expect_close(iso::predict_seconds(model, schedule(iso::Algorithm::torus), bytes), 3.0688e-5, "torus");
+  // Linear: 8 (a + 2048 b + 2 g) = 8 * 3.248e-6 = 2.5984e-5.
+  expect_close(iso::predict_seconds(model, schedule(iso::Algorithm::linear), bytes), 2.5984e-5, "linear");
+  // Native: every block 2048 B (eager): a + 7 dl + 8 * 2048 b + 16 g
+  // = 1e-6 + 3.5e-6 + 1.6384e-5 + 1.6e-6 = 2.2484e-5.
+  expect_close(iso::predict_native_seconds(model, 8, bytes), 2.2484e-5, "native eager");
+  // 8192-byte blocks go rendezvous: 4e-6 + 7 dl + 8 * 8192 * 5e-10 + 16 g
+  // = 4e-6 + 3.5e-6 + 3.2768e-5 + 1.6e-6 = 4.1868e-5.
+  expect_close(iso::predict_native_seconds(model, 8, uniform_bytes(8, 8192, iso::Collective::alltoall)), 4.1868e-5,
+               "native rendezvous");
+}
+
+// execution_steps checked against a brute-force rule: within a step no round
+// reads or writes a slot an earlier round of the step writes, or writes a slot
+// it reads; the first round of each step conflicts with the step before
+// (greedy, so steps are as long as allowed); every round is in exactly one
+// step, in order; the local copies come last.
+TEST(CostModelSteps, StepsAreHazardFreeAndMaximal) {
+  using iso::Algorithm;
+  using iso::Collective;
+  struct Case {
+    iso::OffsetList offsets;
+    iso::CartGeometry grid;
+  };
+  const Case cases[] = {
+      {iso::OffsetList::moore(2, 1), {{4, 4}, {true, true}}},
+      {iso::OffsetList::moore(3, 1), {{2, 1, 1}, {true, true, true}}},
+      {iso::OffsetList::moore(2, 2, true), {{5, 3}, {false, true}}},
+      {iso::OffsetList::moore(3, 2), {{3, 3, 3}, {true, true, true}}},
+      {iso::OffsetList(1, {1, 2, -1, 0, 1}), {{4}, {false}}},
+  };
+  auto key = [](iso::BlockRef ref) { return static_cast<long>(ref.buffer) * 1000000 + ref.block; };
+  auto intersects = [&](const std::vector<iso::BlockRef>& x, const std::vector<iso::BlockRef>& y) {
+    for (iso::BlockRef first : x)
+      for (iso::BlockRef second : y)
+        if (key(first) == key(second)) return true;
+    return false;
+  };
+  for (const Case& c : cases)
+    for (Algorithm algorithm : {Algorithm::linear, Algorithm::torus, Algorithm::direct})
+      for (Collective collective : {Collective::alltoall, Collective::allgather}) {
+        std::vector<int> coords(c.grid.sizes.size(), 0);
+        coords[0] = c.grid.sizes[0] - 1;
+        const iso::Schedule schedule = iso::build_schedule(c.offsets, c.grid, coords.data(), algorithm, collective);
+        SCOPED_TRACE(std::string(iso::to_string(algorithm)) + " " + iso::to_string(collective) + " " +
+                     std::to_string(c.offsets.size()) + " offsets");
+        const auto steps = iso::execution_steps(schedule);
+        std::vector<std::vector<iso::BlockRef>> reads, writes;
+        for (const iso::Round& round : schedule.rounds) {
+          reads.push_back(round.send_rank >= 0 ? round.send : std::vector<iso::BlockRef>{});
+          writes.push_back(round.recv_rank >= 0 ? round.recv : std::vector<iso::BlockRef>{});
+        }
+        std::vector<iso::BlockRef> copy_reads, copy_writes;
+        for (const iso::LocalCopy& copy : schedule.copies) copy_reads.push_back(copy.from), copy_writes.push_back(copy.to);
+        int next = 0;
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+          const iso::ExecutionStep& step = steps[k];
+          EXPECT_EQ(step.first, next);
+          EXPECT_GE(step.last, step.first);
+          next = step.last;
+          if (step.copies) {
+            EXPECT_EQ(k + 1, steps.size()) << "copies before the last step";
+          }
+          // Units of this step: its rounds, then the copies.
+          std::vector<std::pair<const std::vector<iso::BlockRef>*, const std::vector<iso::BlockRef>*>> units;
+          for (int r = step.first; r < step.last; ++r) units.push_back({&reads[r], &writes[r]});
+          if (step.copies) units.push_back({&copy_reads, &copy_writes});
+          ASSERT_FALSE(units.empty()) << "empty step " << k;
+          for (std::size_t i = 0; i < units.size(); ++i)
+            for (std::size_t j = i + 1; j < units.size(); ++j) {
+              EXPECT_FALSE(intersects(*units[j].first, *units[i].second)) << "step " << k << " reads what it writes";
+              EXPECT_FALSE(intersects(*units[j].second, *units[i].second)) << "step " << k << " writes twice";
+              EXPECT_FALSE(intersects(*units[j].second, *units[i].first)) << "step " << k << " overwrites a read";
+            }
+          if (k > 0) {
+            // The step's first unit must conflict with the previous step.
+            const iso::ExecutionStep& before = steps[k - 1];
+            std::vector<iso::BlockRef> r_before, w_before;
+            for (int r = before.first; r < before.last; ++r) {
+              r_before.insert(r_before.end(), reads[r].begin(), reads[r].end());
+              w_before.insert(w_before.end(), writes[r].begin(), writes[r].end());
+            }
+            EXPECT_TRUE(intersects(*units[0].first, w_before) || intersects(*units[0].second, w_before) ||
+                        intersects(*units[0].second, r_before))
+                << "step " << k << " could have joined step " << k - 1;
+          }
+        }
+        EXPECT_EQ(next, static_cast<int>(schedule.rounds.size()));
+        EXPECT_EQ(!steps.empty() && steps.back().copies, !schedule.copies.empty());
+      }
+}
+
+// The figures by hand. 2-D Moore r=1 on a 4x4 torus: linear is one step of
+// 8 rounds; torus two steps (dimension 0 both ways, then dimension 1, which
+// forwards what dimension 0 brought).
+TEST(CostModelSteps, TwoDimMooreByHand) {
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const int at[2] = {1, 2};
+  const auto linear = iso::execution_steps(
+      iso::build_schedule(moore, torus, at, iso::Algorithm::linear, iso::Collective::alltoall));
+  ASSERT_EQ(linear.size(), 1u);
+  EXPECT_EQ(linear[0].last - linear[0].first, 8);
+  const auto combined = iso::execution_steps(
+      iso::build_schedule(moore, torus, at, iso::Algorithm::torus, iso::Collective::alltoall));
+  ASSERT_EQ(combined.size(), 2u);
+  EXPECT_EQ(combined[0].last - combined[0].first, 2);
+  EXPECT_EQ(combined[1].last - combined[1].first, 2);
+}
+
+// predict_execution_seconds by hand, hand model (a 1e-6, b 1e-9, g 1e-7,
+// dl 5e-7), 8-byte blocks.
+TEST(CostModelPredict, ExecutionStepsByHand) {
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::BlockBytes bytes = uniform_bytes(8, 8, iso::Collective::alltoall);
+  auto predict_steps = [&](const iso::CartGeometry& grid, std::vector<int> coords, iso::Algorithm algorithm,
+                           int self, const iso::CostModel& model) {
+    return iso::predict_execution_seconds(
+        model, iso::build_schedule(moore, grid, coords.data(), algorithm, iso::Collective::alltoall), bytes, self);
+  };
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  // Torus, 4x4: two steps, each 2 messages of 3 blocks (24 B) each way:
+  // a + dl + 48 b + 12 g = 2.748e-6; twice: 5.496e-6.
+  expect_close(predict_steps(torus, {1, 2}, iso::Algorithm::torus, 6, hand_model()), 5.496e-6, "torus 4x4");
+  // Linear: one step of 8 one-block messages, as the native collective:
+  // a + 7 dl + 64 b + 16 g = 6.164e-6.
+  expect_close(predict_steps(torus, {1, 2}, iso::Algorithm::linear, 6, hand_model()), 6.164e-6, "linear 4x4");
+  // A 2x1 grid, rank 0: dimension 1 leads back to the process itself. Torus:
+  // the dimension-0 step as above (2.748e-6), then 6 blocks copied locally,
+  // 6 (8 b + 2 g) = 1.248e-6: 3.996e-6. Without a rank every round is a
+  // message: 5.496e-6.
+  const iso::CartGeometry two{{2, 1}, {true, true}};
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, hand_model()), 3.996e-6, "torus 2x1");
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, -1, hand_model()), 5.496e-6, "torus 2x1 no rank");
+  // Copies at their own rate, beta_copy 1e-10: 6 (8e-10 + 2 g) = 1.2048e-6.
+  iso::CostModel copying = hand_model();
+  copying.beta_copy = 1e-10;
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, copying), 2.748e-6 + 1.2048e-6, "torus 2x1 copy");
+  // Linear on 2x1: offsets (+-1, *) reach rank 1 (6 messages of 8 B), (0, +-1)
+  // rank 0 itself (2 copies): a + 5 dl + 48 b + 12 g + 2 (8 b + 2 g)
+  // = 1e-6 + 2.5e-6 + 4.8e-8 + 1.2e-6 + 4.16e-7 = 5.164e-6.
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::linear, 0, hand_model()), 5.164e-6, "linear 2x1");
+  // Two regimes: blocks of 2048 B, limit 4096, torus messages of 6144 B go
+  // rendezvous: per 4x4 step 4e-6 + dl + 2 * 6144 * 5e-10 + 12 g
+  // = 4e-6 + 5e-7 + 6.144e-6 + 1.2e-6 = 1.1844e-5; two steps 2.3688e-5.
+  iso::CostModel regimes = hand_model();
+  regimes.eager_limit = 4096, regimes.alpha_large = 4e-6, regimes.beta_large = 5e-10;
+  expect_close(iso::predict_execution_seconds(
+                   regimes, iso::build_schedule(moore, torus, std::vector<int>{1, 2}.data(), iso::Algorithm::torus,
+                                                iso::Collective::alltoall),
+                   uniform_bytes(8, 2048, iso::Collective::alltoall), 6),
+               2.3688e-5, "torus rendezvous");
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,10 @@
 // bandwidth, datatype cost per block entry); a schedule costs the sum of its
 // rounds. The MPI library's own neighborhood collective posts all s messages
 // at once: alpha + delta * (s - 1) + beta * bytes + gamma * s.
+//
+// Messages above the MPI library's eager limit switch to a rendezvous
+// protocol with its own start-up and per-byte cost: a message of more than
+// `eager_limit` bytes costs alpha_large + beta_large * bytes instead.
 #pragma once
 
 #include "iso/schedule.hpp"
@@ -20,23 +24,43 @@ struct CostModel {
   double beta = 2e-10;    ///< seconds per byte
   double gamma = 2e-8;    ///< seconds per datatype entry (block) sent or received
   double delta = 1e-6;    ///< seconds per extra message in flight (native collective)
+  /// Second regime (format 2): messages of more than eager_limit bytes. 0: one
+  /// regime, alpha and beta for every size (what a format-1 file gives).
+  double eager_limit = 0;
+  double alpha_large = 0;  ///< seconds per message above the eager limit
+  double beta_large = 0;   ///< seconds per byte above the eager limit
+  double beta_copy = 0;    ///< seconds per byte copied inside the process (0: beta)
+  int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
 
-  /// Reads "key = value" lines (alpha, beta, gamma, delta; '#' comments).
-  /// Throws iso::Error naming the file and line on a malformed file.
+  /// Start-up and transfer of one message of `bytes` bytes in the regime its
+  /// size falls in.
+  double message_seconds(double bytes) const {
+    return eager_limit > 0 && bytes > eager_limit ? alpha_large + beta_large * bytes : alpha + beta * bytes;
+  }
+
+  double copy_seconds(double bytes) const { return (beta_copy > 0 ? beta_copy : beta) * bytes; }
+
+  /// Reads "key = value" lines (alpha, beta, gamma, delta; format 2 adds
+  /// version = 2, eager_limit, alpha_large, beta_large, all three or none, and
+  /// optionally beta_copy;
+  /// '#' comments). Throws iso::Error naming the file and line on a malformed
+  /// file.
   static CostModel load(const std::string& path);
   /// Writes the model; throws iso::Error when the file cannot be written.
   void save(const std::string& path) const;
 
   /// Measures alpha, beta, gamma and delta on `comm` in about `budget_seconds`
-  /// (collective; every rank gets the same figures).
+  /// (collective; every rank gets the same figures). Message times at sizes
+  /// on both sides of the eager limit locate the switch and fit both regimes.
   static CostModel calibrate(MPI_Comm comm, double budget_seconds = 2.0);
 
   /// The model `automatic` uses on `comm` (collective on first use): the file
   /// named by ISO_COST_MODEL if set ("defaults" selects the built-in figures),
   /// else the cached calibration file (default_cache_path()), else a fresh
   /// calibration that is then written there (on a one-rank communicator the
-  /// defaults, not cached: there is nobody to measure against). Cached per
+  /// defaults, not cached: there is nobody to measure against). A cache file
+  /// of format 1 (one regime) is measured again and rewritten. Cached per
   /// process.
   static const CostModel& for_comm(MPI_Comm comm);
   static std::string default_cache_path();
@@ -49,8 +73,32 @@ struct BlockBytes {
   std::vector<long> recv;
 };
 
-/// Predicted seconds of one schedule at this process.
+/// Predicted seconds of one schedule at this process, rounds one after another.
 double predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes);
+
+/// How an operation runs a schedule: rounds [first, last) of schedule.rounds
+/// are started together and completed before the next step, and with
+/// `copies` the schedule's final local copies run in this step as well.
+struct ExecutionStep {
+  int first = 0;
+  int last = 0;
+  bool copies = false;
+};
+/// A round whose partners are both the process itself: a local copy.
+inline bool is_local_round(const Round& round, int self_rank) {
+  return self_rank >= 0 && round.send_rank == self_rank && round.recv_rank == self_rank;
+}
+/// Groups consecutive rounds into steps: a round joins the current step when
+/// it reads no slot that the step writes and writes no slot that the step
+/// reads or writes (so the straightforward algorithm is one step, and torus
+/// rounds of opposite directions share one).
+std::vector<ExecutionStep> execution_steps(const Schedule& schedule);
+/// Predicted seconds of one schedule as an operation runs it (steps above):
+/// a step costs the largest message start-up among its messages, delta per
+/// further message, each message's bytes in its regime, gamma per entry;
+/// local rounds and copies cost beta_copy per byte and 2 gamma per block.
+double predict_execution_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes,
+                                 int self_rank);
 /// Predicted seconds of the MPI library's neighborhood collective at this
 /// process (`neighbors` messages each way).
 double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes);

@@ -71,6 +71,13 @@ public:
   int target_rank(int block) const;
   int source_rank(int block) const;
 
+  /// First of `count` consecutive message tags on comm() reserved for one
+  /// operation, so operations share the communicator yet never match each
+  /// other's messages; -1 once the tag space (MPI_TAG_UB) is used up.
+  /// Operations are created in the same order on every rank, so the ranks
+  /// agree on the tags.
+  int reserve_tags(int count) const;
+
 private:
   Comm comm_;
   OffsetList offsets_;
@@ -78,6 +85,7 @@ private:
   std::vector<int> coords_;
   int rank_ = 0;
   mutable std::map<std::pair<Algorithm, Collective>, Schedule> schedules_;
+  mutable long next_tag_ = 0;
 };
 
 }  // namespace iso
