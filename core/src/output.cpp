@@ -7,8 +7,10 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -27,22 +29,28 @@ void silence_hdf5() {
   (void)silenced;
 }
 
-herr_t collect_error(unsigned depth, const H5E_error2_t* error, void* data) {
-  auto* text = static_cast<std::string*>(data);
-  if (depth < 3) {
-    if (!text->empty()) text->append("; ");
-    text->append(error->func_name ? error->func_name : "?");
-    text->append(": ");
-    text->append(error->desc ? error->desc : "(no description)");
-  }
+herr_t collect_error(unsigned, const H5E_error2_t* error, void* data) {
+  auto* entries = static_cast<std::vector<std::string>*>(data);
+  entries->push_back(std::string(error->func_name ? error->func_name : "?") + ": " +
+                     (error->desc ? error->desc : "(no description)"));
   return 0;
 }
 
 [[noreturn]] void throw_hdf5_error(const char* call, const std::string& path, const char* file,
                                    int line) {
-  std::string stack;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &stack);
+  std::vector<std::string> entries;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &entries);
   H5Eclear2(H5E_DEFAULT);
+  // The outermost entries say what failed, the innermost why (the MPI-IO or
+  // system error of a full disk, say): keep both ends of a deep stack.
+  std::string stack;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i == 3 && entries.size() > 5) {
+      stack += "; ...";
+      i = entries.size() - 2;
+    }
+    stack += (stack.empty() ? "" : "; ") + entries[i];
+  }
   int rank = 0, initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -162,6 +170,12 @@ H5File& H5File::operator=(H5File&& other) noexcept {
 }
 
 H5File::~H5File() {
+  // Closing is collective. While an exception unwinds this rank alone, the
+  // other ranks are elsewhere (a halo exchange, the next collective write):
+  // a collective close would hang the job before the driver can abort it.
+  // The file is left open instead; the job ends in MPI_Abort, or, when every
+  // rank threw alike, HDF5 closes it at MPI_Finalize.
+  if (std::uncaught_exceptions() > 0) return;
   try {
     close();
   } catch (...) {
@@ -595,8 +609,15 @@ void FieldSeries::end_step() {
     const std::string temporary = state_->xmf_path + ".tmp";
     {
       std::ofstream out(temporary, std::ios::trunc);
-      out << xdmf_text(h5_name, state_->global_extent, state_->steps);
-      if (!out) error = "cannot write " + temporary;
+      if (!out) {
+        error = "cannot create " + temporary + ": " + std::strerror(errno);
+      } else {
+        out << xdmf_text(h5_name, state_->global_extent, state_->steps);
+        // Close before judging: the last buffered bytes go out here, and a
+        // short file must not replace the complete one (a full disk).
+        out.close();
+        if (!out) error = "cannot write " + temporary + ": " + std::strerror(errno);
+      }
     }
     if (error.empty() && std::rename(temporary.c_str(), state_->xmf_path.c_str()) != 0)
       error = "cannot rename " + temporary + " to " + state_->xmf_path + ": " + std::strerror(errno);
