@@ -9,11 +9,19 @@
 #   JOBS           parallel build jobs (default: 2)
 #   SETUP_QUIET=1  print nothing on success
 #   SETUP_VERBOSE=1  stream apt/CMake/compiler output instead of logging it
+#   ISOSTENCIL_MPI   openmpi (default) or mpich: the MPI library to build with;
+#                    mpich also installs MPICH and its parallel HDF5 and
+#                    builds in build-mpich unless BUILD_DIR says otherwise
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-BUILD_DIR="${BUILD_DIR:-build}"
+ISOSTENCIL_MPI="${ISOSTENCIL_MPI:-openmpi}"
+case "$ISOSTENCIL_MPI" in
+  openmpi) BUILD_DIR="${BUILD_DIR:-build}" ;;
+  mpich) BUILD_DIR="${BUILD_DIR:-build-mpich}" ;;
+  *) echo "setup: ISOSTENCIL_MPI=$ISOSTENCIL_MPI: expected openmpi or mpich" >&2; exit 2 ;;
+esac
 JOBS="${JOBS:-2}"
 SETUP_QUIET="${SETUP_QUIET:-0}"
 SETUP_VERBOSE="${SETUP_VERBOSE:-0}"
@@ -27,6 +35,8 @@ PACKAGES=(
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-h5py
 )
+# MPICH coexists with Open MPI (Debian alternatives keep Open MPI the default).
+if [[ "$ISOSTENCIL_MPI" == mpich ]]; then PACKAGES+=(libmpich-dev mpich libhdf5-mpich-dev); fi
 
 say() { [[ "$SETUP_QUIET" == 1 ]] || echo "setup: $*"; }
 fail() { echo "setup: $*" >&2; exit 1; }
@@ -80,6 +90,30 @@ if ((${#missing[@]} > 0)); then
   fi
 fi
 
+# --- default MPI ----------------------------------------------------------------
+# mpicc, mpirun, mpi.h and hdf5.pc are Debian alternatives; an MPICH install
+# must not make them MPICH's: put any that moved back to Open MPI. MPICH
+# builds name MPICH's own wrappers (cmake/IsostencilMpiFlavor.cmake).
+keep_openmpi_default() {
+  local name target current
+  for pair in mpi:/usr/bin/mpicc.openmpi mpirun:/usr/bin/mpirun.openmpi \
+              mpi-x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu/openmpi/include; do
+    name="${pair%%:*}" target="${pair#*:}"
+    [[ -e "$target" ]] || continue
+    current="$(update-alternatives --query "$name" 2>/dev/null | sed -n 's/^Value: //p')"
+    if [[ -n "$current" && "$current" != "$target" ]]; then
+      say "alternative $name was $current; setting it back to $target"
+      run_logged alternatives "${SUDO[@]}" update-alternatives --set "$name" "$target" ||
+        fail "could not set alternative $name to $target"
+    fi
+  done
+}
+if dpkg-query -W -f='${db:Status-Status}' mpich 2>/dev/null | grep -qx installed; then
+  SUDO=()
+  [[ "$(id -u)" == 0 ]] || SUDO=(sudo)
+  keep_openmpi_default
+fi
+
 # --- configure ----------------------------------------------------------------
 # Always configure (a few seconds when nothing changed): test areas are found
 # with if(EXISTS), which a plain rebuild would not notice.
@@ -88,6 +122,7 @@ if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
   say "configuring and building $BUILD_DIR (from scratch: about a minute on 2 cores)"
 fi
+if [[ "$ISOSTENCIL_MPI" == mpich ]]; then configure+=(-DISOSTENCIL_MPI=mpich); fi
 # shellcheck disable=SC2206  # CMAKE_ARGS is a word list by design
 configure+=(${CMAKE_ARGS:-})
 run_logged configure "${configure[@]}" || fail "configure failed: ${configure[*]}"
