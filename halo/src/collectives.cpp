@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -101,14 +102,31 @@ BlockDesc staging_shape(const BlockDesc& block) {
 }
 }  // namespace
 
+// A block copied inside the process instead of sent to itself: raw bytes when
+// both sides are contiguous, else packed from one layout and unpacked into
+// the other through the bounce buffer.
+struct LocalMove {
+  MPI_Aint from = 0, to = 0;
+  int from_count = 0, to_count = 0;
+  MPI_Datatype from_type = MPI_DATATYPE_NULL, to_type = MPI_DATATYPE_NULL;
+  std::size_t bytes = 0;
+  bool raw = false;
+};
+
 struct Operation::Impl {
-  Comm comm;
+  // The neighborhood's communicator, shared by its operations with a tag
+  // range each (`own` holds a private duplicate once tags run out).
+  MPI_Comm comm = MPI_COMM_NULL;
+  Comm own;
   Schedule schedule;
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
   std::vector<MPI_Request> requests;
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
+  std::vector<LocalMove> moves;
+  std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
+  std::vector<char> bounce;
   int current = -1;             // active step, -1 when inactive
 
   // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
@@ -149,8 +167,23 @@ struct Operation::Impl {
                                             recv_displs.data(), recv_types.data(), graph.get(), &requests[0]));
       return;
     }
+    // A step's local moves touch no slot its messages touch (execution_steps).
+    for (int m = move_begin[step]; m < move_begin[step + 1]; ++m) move(moves[static_cast<std::size_t>(m)]);
     const int count = step_begin[step + 1] - step_begin[step];
-    ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+    if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+  }
+
+  void move(const LocalMove& m) {
+    if (m.raw) {
+      std::memcpy(reinterpret_cast<void*>(m.to), reinterpret_cast<const void*>(m.from), m.bytes);
+      return;
+    }
+    int position = 0;
+    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(m.from), m.from_count, m.from_type, bounce.data(),
+                           static_cast<int>(bounce.size()), &position, comm));
+    position = 0;
+    ISO_MPI_CHECK(MPI_Unpack(bounce.data(), static_cast<int>(bounce.size()), &position,
+                             reinterpret_cast<void*>(m.to), m.to_count, m.to_type, comm));
   }
 
   // Progress engine. Rounds advance only when the process calls into the
@@ -192,7 +225,9 @@ struct Operation::Impl {
     while (current >= 0) {
       const int first = step_begin[current];
       const int count = step_begin[current + 1] - first;
-      if (block) {
+      if (count == 0) {
+        // local moves only: done when posted
+      } else if (block) {
         ISO_MPI_CHECK(MPI_Waitall(count, requests.data() + first, MPI_STATUSES_IGNORE));
       } else {
         int done = 0;
@@ -273,7 +308,13 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
   MPI_Datatype type = MPI_DATATYPE_NULL;
   const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
   const int n = static_cast<int>(counts.size());
-  if (uniform)
+  const bool same_counts =
+      std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
+  // The cheapest constructor that says it: regular blocks (alltoall,
+  // allgather) are one count at many addresses.
+  if (uniform && same_counts)
+    ISO_MPI_CHECK(MPI_Type_create_hindexed_block(n, counts[0], addresses.data(), types[0], &type));
+  else if (uniform)
     ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), addresses.data(), types[0], &type));
   else
     ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
@@ -287,6 +328,32 @@ long block_bytes(const BlockDesc& block) {
   int size = 0;
   ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
   return static_cast<long>(block.count) * size;
+}
+
+// Bytes that lie back to back from the block's address: a predefined type, or
+// a contiguous run of one (the shapes of regular blocks and staging slots).
+bool is_contiguous(const BlockDesc& block) {
+  int integers = 0, addresses = 0, types = 0, combiner = 0;
+  ISO_MPI_CHECK(MPI_Type_get_envelope(block.type, &integers, &addresses, &types, &combiner));
+  MPI_Datatype element = block.type;
+  if (combiner == MPI_COMBINER_CONTIGUOUS || combiner == MPI_COMBINER_DUP) {
+    int count[1] = {0};
+    MPI_Aint none[1];
+    MPI_Datatype inner[1];
+    if (integers > 1 || types != 1) return false;
+    ISO_MPI_CHECK(MPI_Type_get_contents(block.type, integers, 0, 1, count, none, inner));
+    int inner_integers = 0, inner_addresses = 0, inner_types = 0, inner_combiner = 0;
+    ISO_MPI_CHECK(MPI_Type_get_envelope(inner[0], &inner_integers, &inner_addresses, &inner_types, &inner_combiner));
+    if (inner_combiner != MPI_COMBINER_NAMED) {
+      ISO_MPI_CHECK(MPI_Type_free(&inner[0]));
+      return false;
+    }
+    element = inner[0];
+  } else if (combiner != MPI_COMBINER_NAMED) {
+    return false;
+  }
+  const TypeInfo whole = type_info(block.type), unit = type_info(element);
+  return unit.extent == unit.size && unit.true_lb == 0 && whole.extent == whole.size && whole.true_lb == 0;
 }
 
 // Algorithm::mpi: the library's neighborhood collective over an adjacent
@@ -342,6 +409,7 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
   impl->graph = Comm(graph);
   impl->requests.assign(1, MPI_REQUEST_NULL);
   impl->step_begin = {0, 1};
+  impl->move_begin = {0, 0};
 #if MPI_VERSION >= 4
   ISO_MPI_CHECK(MPI_Neighbor_alltoallw_init(MPI_BOTTOM, impl->send_counts.data(), impl->send_displs.data(),
                                             impl->send_types.data(), MPI_BOTTOM, impl->recv_counts.data(),
@@ -362,7 +430,8 @@ Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collecti
   const Algorithm candidates[] = {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::mpi};
   double predicted[4];
   for (int a = 0; a < 3; ++a)
-    predicted[a] = predict_seconds(model, neighborhood.schedule(candidates[a], collective), bytes);
+    predicted[a] = predict_execution_seconds(model, neighborhood.schedule(candidates[a], collective), bytes,
+                                             neighborhood.rank());
   // Neighbors that coincide (tiny tori) trip bugs in MPI libraries' own
   // neighborhood collectives (ALGORITHMS.md 4): never pick mpi there.
   std::vector<int> targets;
@@ -383,10 +452,19 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   auto impl = std::make_unique<Operation::Impl>();
   impl->schedule = std::move(schedule);
   const Schedule& plan = impl->schedule;
-  MPI_Comm dup = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
-  impl->comm = Comm(dup);
-  ISO_MPI_CHECK(MPI_Comm_set_errhandler(impl->comm.get(), MPI_ERRORS_RETURN));
+  // Tags base + round index (base + global rounds: the local copies) keep
+  // this operation's messages apart from every other's on the shared
+  // communicator; a duplicate only when the tag space is spent.
+  int tag_base = neighborhood.reserve_tags(plan.num_global_rounds + 1);
+  impl->comm = neighborhood.comm();
+  if (tag_base < 0) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
+    impl->own = Comm(dup);
+    impl->comm = dup;
+    ISO_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    tag_base = 0;
+  }
 
   // Temporary slots hold block i in transit. Where its signature is n copies
   // of one predefined type (every halo block, however scattered), the slot is
@@ -421,41 +499,85 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
 
   int tag_ub_flag = 0;
   int* tag_ub = nullptr;
-  ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm.get(), MPI_TAG_UB, &tag_ub, &tag_ub_flag));
-  const int tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
+  const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
 
-  auto add_step = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
-                      int recv_rank, int round_index) {
-    const int tag = round_index % (tag_limit + 1);
-    const std::size_t before = impl->requests.size();
+  auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
+                          int recv_rank, int round_index) {
+    // Wraps only on a private duplicate with more rounds than tags; messages
+    // of one pair are then matched in posting order, the same on both sides.
+    const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
     // Receive first so that the matching send finds it posted.
     MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
     if (recv_type != MPI_DATATYPE_NULL) {
       impl->types.push_back(recv_type);
       impl->requests.push_back(MPI_REQUEST_NULL);
-      ISO_MPI_CHECK(MPI_Recv_init(MPI_BOTTOM, 1, recv_type, recv_rank, tag, impl->comm.get(),
-                                  &impl->requests.back()));
+      ISO_MPI_CHECK(MPI_Recv_init(MPI_BOTTOM, 1, recv_type, recv_rank, tag, impl->comm, &impl->requests.back()));
     }
     MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
     if (send_type != MPI_DATATYPE_NULL) {
       impl->types.push_back(send_type);
       impl->requests.push_back(MPI_REQUEST_NULL);
-      ISO_MPI_CHECK(MPI_Send_init(MPI_BOTTOM, 1, send_type, send_rank, tag, impl->comm.get(),
-                                  &impl->requests.back()));
+      ISO_MPI_CHECK(MPI_Send_init(MPI_BOTTOM, 1, send_type, send_rank, tag, impl->comm, &impl->requests.back()));
     }
-    if (impl->requests.size() > before) impl->step_begin.push_back(static_cast<int>(before));
   };
-  for (const Round& round : plan.rounds) add_step(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
-  if (!plan.copies.empty()) {
-    // Local copies travel as one message to self, so differing send and
-    // receive datatypes are converted by MPI as for any other block.
-    std::vector<BlockRef> from, to;
-    for (const LocalCopy& copy : plan.copies) {
-      from.push_back(copy.from);
-      to.push_back(copy.to);
+  // Entry i of `from` lands in entry i of `to`, both in this process, as
+  // copies; false (nothing added) where a pair's sizes differ, so that MPI
+  // reports the mismatch as for any message.
+  std::size_t bounce_bytes = 0;
+  auto add_moves = [&](const std::vector<BlockRef>& from, const std::vector<BlockRef>& to) {
+    const std::size_t before = impl->moves.size();
+    for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) {
+      const BlockDesc& source = buffers.at(from[k]);
+      const BlockDesc& target = buffers.at(to[k]);
+      const long bytes = block_bytes(source);
+      if (bytes != block_bytes(target) || from.size() != to.size()) {
+        impl->moves.resize(before);
+        return false;
+      }
+      if (bytes == 0) continue;
+      LocalMove m;
+      m.from = source.address, m.to = target.address;
+      m.bytes = static_cast<std::size_t>(bytes);
+      m.raw = is_contiguous(source) && is_contiguous(target);
+      if (!m.raw) {
+        // The caller may free its datatypes after init: keep our own.
+        ISO_MPI_CHECK(MPI_Type_dup(source.type, &m.from_type));
+        impl->types.push_back(m.from_type);
+        ISO_MPI_CHECK(MPI_Type_dup(target.type, &m.to_type));
+        impl->types.push_back(m.to_type);
+        m.from_count = source.count, m.to_count = target.count;
+        int packed = 0;
+        ISO_MPI_CHECK(MPI_Pack_size(source.count, source.type, impl->comm, &packed));
+        bounce_bytes = std::max(bounce_bytes, static_cast<std::size_t>(packed));
+      }
+      impl->moves.push_back(m);
     }
-    add_step(from, neighborhood.rank(), to, neighborhood.rank(), plan.num_global_rounds);
+    return true;
+  };
+  const int self = neighborhood.rank();
+  for (const ExecutionStep& step : execution_steps(plan)) {
+    impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
+    impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
+    for (int r = step.first; r < step.last; ++r) {
+      const Round& round = plan.rounds[static_cast<std::size_t>(r)];
+      if (is_local_round(round, self) && add_moves(round.send, round.recv)) continue;
+      add_messages(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
+    }
+    if (step.copies) {
+      std::vector<BlockRef> from, to;
+      for (const LocalCopy& copy : plan.copies) from.push_back(copy.from), to.push_back(copy.to);
+      if (!add_moves(from, to)) add_messages(from, self, to, self, plan.num_global_rounds);
+    }
+    // A step with nothing to do is left out.
+    if (impl->step_begin.back() == static_cast<int>(impl->requests.size()) &&
+        impl->move_begin.back() == static_cast<int>(impl->moves.size())) {
+      impl->step_begin.pop_back();
+      impl->move_begin.pop_back();
+    }
   }
+  impl->bounce.resize(bounce_bytes);
+  impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
   impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
   return impl;
 }
