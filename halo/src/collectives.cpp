@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -126,7 +127,10 @@ struct Operation::Impl {
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
   std::vector<LocalMove> moves;
   std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
+  std::vector<LocalMove> unpacks;
+  std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
   std::vector<char> bounce;
+  std::deque<std::vector<char>> packed;  // contiguous images of small multi-block messages
   int current = -1;             // active step, -1 when inactive
 
   // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
@@ -239,6 +243,7 @@ struct Operation::Impl {
           ISO_MPI_CHECK(MPI_Testall(count, requests.data() + first, &done, MPI_STATUSES_IGNORE));
         if (!done) return false;
       }
+      for (int m = unpack_begin[current]; m < unpack_begin[current + 1]; ++m) move(unpacks[static_cast<std::size_t>(m)]);
       if (++current == steps()) {
         current = -1;
         unlink();
@@ -332,7 +337,8 @@ long block_bytes(const BlockDesc& block) {
 
 // Bytes that lie back to back from the block's address: a predefined type, or
 // a contiguous run of one (the shapes of regular blocks and staging slots).
-bool is_contiguous(const BlockDesc& block) {
+// Returns that predefined type, MPI_DATATYPE_NULL for any other layout.
+MPI_Datatype contiguous_element(const BlockDesc& block) {
   int integers = 0, addresses = 0, types = 0, combiner = 0;
   ISO_MPI_CHECK(MPI_Type_get_envelope(block.type, &integers, &addresses, &types, &combiner));
   MPI_Datatype element = block.type;
@@ -340,21 +346,25 @@ bool is_contiguous(const BlockDesc& block) {
     int count[1] = {0};
     MPI_Aint none[1];
     MPI_Datatype inner[1];
-    if (integers > 1 || types != 1) return false;
+    if (integers > 1 || types != 1) return MPI_DATATYPE_NULL;
     ISO_MPI_CHECK(MPI_Type_get_contents(block.type, integers, 0, 1, count, none, inner));
     int inner_integers = 0, inner_addresses = 0, inner_types = 0, inner_combiner = 0;
     ISO_MPI_CHECK(MPI_Type_get_envelope(inner[0], &inner_integers, &inner_addresses, &inner_types, &inner_combiner));
     if (inner_combiner != MPI_COMBINER_NAMED) {
       ISO_MPI_CHECK(MPI_Type_free(&inner[0]));
-      return false;
+      return MPI_DATATYPE_NULL;
     }
     element = inner[0];
   } else if (combiner != MPI_COMBINER_NAMED) {
-    return false;
+    return MPI_DATATYPE_NULL;
   }
   const TypeInfo whole = type_info(block.type), unit = type_info(element);
-  return unit.extent == unit.size && unit.true_lb == 0 && whole.extent == whole.size && whole.true_lb == 0;
+  const bool dense = unit.size > 0 && unit.extent == unit.size && unit.true_lb == 0 && whole.extent == whole.size &&
+                     whole.true_lb == 0;
+  return dense ? element : MPI_DATATYPE_NULL;
 }
+
+bool is_contiguous(const BlockDesc& block) { return contiguous_element(block) != MPI_DATATYPE_NULL; }
 
 // Algorithm::mpi: the library's neighborhood collective over an adjacent
 // distributed graph of the neighbors that exist, blocks in neighbor order.
@@ -410,6 +420,7 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
   impl->requests.assign(1, MPI_REQUEST_NULL);
   impl->step_begin = {0, 1};
   impl->move_begin = {0, 0};
+  impl->unpack_begin = {0, 0};
 #if MPI_VERSION >= 4
   ISO_MPI_CHECK(MPI_Neighbor_alltoallw_init(MPI_BOTTOM, impl->send_counts.data(), impl->send_displs.data(),
                                             impl->send_types.data(), MPI_BOTTOM, impl->recv_counts.data(),
@@ -502,11 +513,68 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
   const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
 
+  const long pack_limit = 16384;
   auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
                           int recv_rank, int round_index) {
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
+    // Small messages of contiguous blocks travel as plain bytes: one block
+    // from its place, several through a contiguous image that the step fills
+    // before it starts (sends) or empties once done (receives). MPI's
+    // datatype engine costs more than these copies at such sizes.
+    // The message keeps its type signature: n elements of the blocks' one
+    // predefined type, as the datatype it replaces.
+    auto plain = [&](const std::vector<BlockRef>& entries, bool sending) -> bool {
+      long total = 0;
+      int pieces = 0;
+      MPI_Datatype element = MPI_DATATYPE_NULL;
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        const long bytes = block_bytes(block);
+        if (bytes == 0) continue;
+        const MPI_Datatype leaf = contiguous_element(block);
+        if (leaf == MPI_DATATYPE_NULL || (element != MPI_DATATYPE_NULL && leaf != element)) return false;
+        element = leaf;
+        total += bytes;
+        ++pieces;
+      }
+      if (pieces == 0 || (pieces > 1 && total > pack_limit)) return false;
+      int element_size = 1;
+      ISO_MPI_CHECK(MPI_Type_size(element, &element_size));
+      const int elements = static_cast<int>(total / element_size);
+      const int peer = sending ? send_rank : recv_rank;
+      void* where = nullptr;
+      if (pieces == 1) {
+        for (BlockRef ref : entries)
+          if (block_bytes(buffers.at(ref)) > 0) where = reinterpret_cast<void*>(buffers.at(ref).address);
+      } else {
+        impl->packed.emplace_back(static_cast<std::size_t>(total));
+        char* image = impl->packed.back().data();
+        where = image;
+        std::size_t offset = 0;
+        for (BlockRef ref : entries) {
+          const BlockDesc& block = buffers.at(ref);
+          const std::size_t bytes = static_cast<std::size_t>(block_bytes(block));
+          if (bytes == 0) continue;
+          LocalMove m;
+          m.raw = true, m.bytes = bytes;
+          const MPI_Aint at = address_of(image + offset);
+          m.from = sending ? block.address : at;
+          m.to = sending ? at : block.address;
+          (sending ? impl->moves : impl->unpacks).push_back(m);
+          offset += bytes;
+        }
+      }
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      if (sending)
+        ISO_MPI_CHECK(MPI_Send_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
+      else
+        ISO_MPI_CHECK(MPI_Recv_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
+      return true;
+    };
+    if (recv_rank >= 0 && plain(recv, false)) recv_rank = -1;
+    if (send_rank >= 0 && plain(send, true)) send_rank = -1;
     // Receive first so that the matching send finds it posted.
     MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
     if (recv_type != MPI_DATATYPE_NULL) {
@@ -559,6 +627,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   for (const ExecutionStep& step : execution_steps(plan)) {
     impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
     impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
+    impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
     for (int r = step.first; r < step.last; ++r) {
       const Round& round = plan.rounds[static_cast<std::size_t>(r)];
       if (is_local_round(round, self) && add_moves(round.send, round.recv)) continue;
@@ -574,10 +643,12 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
         impl->move_begin.back() == static_cast<int>(impl->moves.size())) {
       impl->step_begin.pop_back();
       impl->move_begin.pop_back();
+      impl->unpack_begin.pop_back();
     }
   }
   impl->bounce.resize(bounce_bytes);
   impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
+  impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
   impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
   return impl;
 }
