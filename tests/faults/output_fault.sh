@@ -12,11 +12,14 @@
 #                 writes must fail with EFBIG, not kill a rank with SIGXFSZ.
 # CASE read_only: once the first checkpoint is on disk the output directory
 #                 is made immutable (chattr +i: it stops root as well, which
-#                 permissions do not); the next checkpoint cannot be created.
+#                 permissions do not); the next XDMF update cannot be created.
+# CASE read_only_checkpoint: the same without the output series
+#                 (output.format = "none"), so the next checkpoint's temporary
+#                 file is what cannot be created (an HDF5 error on every rank).
 # Exit code 77 (skipped) when chattr +i is not available here.
 set -u
 if [ $# -lt 8 ]; then
-  echo "usage: $0 file_size|read_only NP MPIEXEC EXE DECK H5DIFF H5DUMP WORK" >&2
+  echo "usage: $0 file_size|read_only|read_only_checkpoint NP MPIEXEC EXE DECK H5DIFF H5DUMP WORK" >&2
   exit 2
 fi
 CASE=$1 NP=$2 MPIEXEC=$3 EXE=$4 DECK=$5 H5DIFF=$6 H5DUMP=$7 WORK=$8
@@ -44,14 +47,22 @@ step_of() {
 (cd ref && "$MPIEXEC" -n "$NP" "${PREFLAGS[@]}" "$EXE" run "$DECK" "${SETTINGS[@]}" --quiet \
    > run.log 2>&1) || { echo "FAILED: the reference run failed"; cat ref/run.log; exit 1; }
 
-if [ "$CASE" = read_only ]; then
+RESTART_SETTINGS=()
+if [ "$CASE" = read_only_checkpoint ]; then
+  FAULT_SETTINGS=(--set output.format=none)
+  RESTART_SETTINGS=(--set output.format=hdf5)
+else
+  FAULT_SETTINGS=()
+fi
+
+if [ "$CASE" = read_only ] || [ "$CASE" = read_only_checkpoint ]; then
   mkdir probe && chattr +i probe 2>/dev/null && ! touch probe/x 2>/dev/null
   usable=$?
   chattr -i probe 2>/dev/null; rm -rf probe
   if [ $usable -ne 0 ]; then echo "SKIPPED: chattr +i does not work here"; exit 77; fi
   # The directory turns immutable as soon as the first checkpoint exists.
   (cd fault && exec timeout 120 "$MPIEXEC" -n "$NP" "${PREFLAGS[@]}" "$EXE" run "$DECK" \
-     "${SETTINGS[@]}" > run.log 2>&1) &
+     "${SETTINGS[@]}" "${FAULT_SETTINGS[@]}" > run.log 2>&1) &
   job=$!
   mkdir -p fault/out
   for ((poll = 0; poll < 6000; ++poll)); do
@@ -90,7 +101,10 @@ grep -q "Solution validates" fault/run.log && fail "the run claims success"
 # steps it lists before the fault hold the uninterrupted run's fields.
 cp "fault/out/$NAME.h5" fault/left.h5 2>/dev/null
 listed=$(grep -o 'step_[0-9]*/u' "fault/out/$NAME.xmf" 2>/dev/null | sort -u)
-if ! grep -q "</Xdmf>" "fault/out/$NAME.xmf" 2>/dev/null || [ -z "$listed" ]; then
+if [ "$CASE" = read_only_checkpoint ]; then
+  grep -q "$NAME.checkpoint.h5.tmp" fault/run.log ||
+    fail "the error does not name the checkpoint's temporary file"
+elif ! grep -q "</Xdmf>" "fault/out/$NAME.xmf" 2>/dev/null || [ -z "$listed" ]; then
   fail "the XDMF file is missing or truncated"
 fi
 for item in $listed; do
@@ -108,7 +122,7 @@ if [ -z "$step" ]; then
 else
   echo "last checkpoint: step $step, readable"
   (cd fault && "$MPIEXEC" -n "$NP" "${PREFLAGS[@]}" "$EXE" run --restart "out/$NAME.checkpoint.h5" \
-     --quiet > restart.log 2>&1) || { fail "the restart from step $step failed"; cat fault/restart.log; }
+     "${RESTART_SETTINGS[@]}" --quiet > restart.log 2>&1) || { fail "the restart from step $step failed"; cat fault/restart.log; }
   if "$H5DIFF" "ref/out/$NAME.h5" "fault/out/$NAME.h5" "$FINAL" "$FINAL" > h5diff.log 2>&1; then
     echo "restart from step $step: $FINAL bit-identical to the uninterrupted run"
   else
