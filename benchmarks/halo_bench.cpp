@@ -20,7 +20,8 @@
 //
 // Method (the paper's, as iso-bench): per repetition MPI_Barrier, then
 // `steps` steps (exchange, kernel, swap); each rank's kernel, halo and total
-// times are reduced with MPI_MAX; Tukey's rule (k * IQR, k = 3) removes
+// times are reduced with MPI_MAX; the contenders take turns repetition by
+// repetition (same load for all, ratios within one run); Tukey's rule (k * IQR, k = 3) removes
 // outliers per component and the median of the rest, divided by `steps`, is
 // the time per step. other = total - kernel - halo (per rank, then max).
 //
@@ -56,7 +57,7 @@ struct Settings {
   std::vector<std::string> contenders{"linear", "torus", "direct", "auto", "naive", "mpi-neighbor"};
   int reps = 20;
   int warmup = 3;
-  long steps = 0;           ///< steps per repetition; 0: about 4M cell updates, 1..50
+  long steps = 0;           ///< steps per repetition; 0: about 1M cell updates, 1..50
   double tukey = 3.0;
   std::string csv;
 };
@@ -352,7 +353,7 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   long cells = 1;
   for (int j = 0; j < D; ++j) cells *= p.n;
-  const long steps = s.steps > 0 ? s.steps : std::clamp(4'000'000L / cells, 1L, 50L);
+  const long steps = s.steps > 0 ? s.steps : std::clamp(1'000'000L / cells, 1L, 50L);
   // The reference: the naive exchange of the patterned field.
   auto reference = grid.template make_field<T>("reference");
   fill_pattern<D, T>(grid, reference);
@@ -362,7 +363,11 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
     auto halo = grid.halo_exchange(reference, options);
     halo.run_naive();
   }
+  std::string proc_dims;
+  for (int j = 0; j < D; ++j)
+    proc_dims += (j ? "x" : "") + std::to_string(grid.decomposition().process_dims()[static_cast<std::size_t>(j)]);
   std::vector<Row> rows;
+  std::vector<std::unique_ptr<Exchanger>> exchangers;
   for (const std::string& name : s.contenders) {
     Row row;
     row.case_name = p.name;
@@ -371,8 +376,7 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
     row.contender = name;
     row.steps = steps;
     row.reps = s.reps;
-    for (int j = 0; j < D; ++j)
-      row.proc_dims += (j ? "x" : "") + std::to_string(grid.decomposition().process_dims()[static_cast<std::size_t>(j)]);
+    row.proc_dims = proc_dims;
     row.halo_bytes = ghost_bytes(grid.layout(core::mpi_datatype<T>::get()), grid.directions(), sizeof(T));
     std::unique_ptr<Exchanger> exchanger = make_exchanger(p, name);
     row.chosen = exchanger->chosen();
@@ -384,59 +388,74 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
       const iso::HaloValidation check = grid.compare(p.fields[f], reference, true);
       if (!check.ok) mismatch = check.message;
     }
-    if (!mismatch.empty()) {
+    if (mismatch.empty()) {
+      row.status = "ok";
+      exchangers.push_back(std::move(exchanger));
+    } else {
       row.status = "error";
       row.note = "ghosts differ from the naive exchange: " + mismatch;
       failed = true;
-      if (rank == 0) std::fprintf(stderr, "isostencil-bench-halo: %s n=%ld %s: %s\n", p.name.c_str(), p.n, name.c_str(), row.note.c_str());
-      rows.push_back(row);
-      continue;
+      if (rank == 0)
+        std::fprintf(stderr, "isostencil-bench-halo: %s n=%ld %s: %s\n", p.name.c_str(), p.n, name.c_str(),
+                     row.note.c_str());
+      exchangers.push_back(nullptr);
     }
-    p.init();
-    int current = 0;
+    rows.push_back(row);
+  }
+  if (failed) return rows;  // nothing is timed after a wrong exchange
+
+  // Timing. The contenders take turns within each repetition (the starting
+  // one rotates), so that all of them see the same stretch of machine load.
+  p.init();
+  int current = 0;
+  for (auto& exchanger : exchangers)
     for (int w = 0; w < s.warmup; ++w) {
       exchanger->exchange(current);
       p.kernel(current);
       current = 1 - current;
     }
-    Kokkos::fence();
-    std::vector<double> total, kernel, halo, other;
-    for (int r = 0; r < s.reps; ++r) {
+  Kokkos::fence();
+  const std::size_t count = exchangers.size();
+  std::vector<std::vector<double>> total(count), kernel(count), halo(count), other(count);
+  for (int r = 0; r < s.reps; ++r)
+    for (std::size_t turn = 0; turn < count; ++turn) {
+      const std::size_t c = (turn + static_cast<std::size_t>(r)) % count;
+      Exchanger& exchanger = *exchangers[c];
       double t[4] = {0, 0, 0, 0};  // total, kernel, halo, other
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       for (long k = 0; k < steps; ++k) {
         const double a = MPI_Wtime();
-        exchanger->exchange(current);
+        exchanger.exchange(current);
         const double b = MPI_Wtime();
         p.kernel(current);
         Kokkos::fence();
-        const double c = MPI_Wtime();
+        const double e = MPI_Wtime();
         t[2] += b - a;
-        t[1] += c - b;
+        t[1] += e - b;
         current = 1 - current;
       }
       t[0] = MPI_Wtime() - start;
       t[3] = t[0] - t[1] - t[2];
       MPI_Allreduce(MPI_IN_PLACE, t, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      total.push_back(t[0] / steps);
-      kernel.push_back(t[1] / steps);
-      halo.push_back(t[2] / steps);
-      other.push_back(t[3] / steps);
+      total[c].push_back(t[0] / steps);
+      kernel[c].push_back(t[1] / steps);
+      halo[c].push_back(t[2] / steps);
+      other[c].push_back(t[3] / steps);
     }
-    row.stats.total = isobench::tukey_median(total, s.tukey);
-    row.stats.kernel = isobench::tukey_median(kernel, s.tukey);
-    row.stats.halo = isobench::tukey_median(halo, s.tukey);
-    row.stats.other = isobench::tukey_median(other, s.tukey);
-    row.status = "ok";
-    rows.push_back(row);
+  for (std::size_t c = 0; c < count; ++c) {
+    Row& row = rows[c];
+    row.stats.total = isobench::tukey_median(total[c], s.tukey);
+    row.stats.kernel = isobench::tukey_median(kernel[c], s.tukey);
+    row.stats.halo = isobench::tukey_median(halo[c], s.tukey);
+    row.stats.other = isobench::tukey_median(other[c], s.tukey);
     if (rank == 0)
       std::printf("  %-8s %5ld %-13s %-7s %11.2f %11.2f %11.2f %9.2f %7.1f%%\n", p.name.c_str(), p.n,
-                  name.c_str(), row.chosen.c_str(), row.stats.total.median * 1e6, row.stats.kernel.median * 1e6,
-                  row.stats.halo.median * 1e6, row.stats.other.median * 1e6,
+                  row.contender.c_str(), row.chosen.c_str(), row.stats.total.median * 1e6,
+                  row.stats.kernel.median * 1e6, row.stats.halo.median * 1e6, row.stats.other.median * 1e6,
                   100.0 * row.stats.halo.median / row.stats.total.median);
-    std::fflush(stdout);
   }
+  std::fflush(stdout);
   return rows;
 }
 
@@ -489,7 +508,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"linear", "torus", "direct", "auto", "iso-mpi", "naive", "mpi-neighbor"}));
   app.add_option("--reps", s.reps, "timed repetitions (each: barrier, then --steps steps)")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", s.warmup, "untimed steps first")->check(CLI::Range(0, 100000));
-  app.add_option("--steps", s.steps, "steps per repetition (0: about 4M cell updates, 1..50)")->check(CLI::Range(0L, 100000L));
+  app.add_option("--steps", s.steps, "steps per repetition (0: about 1M cell updates, 1..50)")->check(CLI::Range(0L, 100000L));
   app.add_option("--tukey", s.tukey, "Tukey fence factor k (outside [Q1 - k IQR, Q3 + k IQR] removed)")
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", s.csv, "write the rows as CSV to this file (rank 0)");

@@ -120,9 +120,9 @@ if ((QUICK)); then
   SETUP=(--dims 2,3 --radii 1,2 --reps 5 --launches 1)
 else
   A2A_SIZES=1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K; W_SIZES=2,4,8,16,32,64,128
-  OTHER_SIZES=1,64,4K,64K; REPS=100; LAUNCHES=3
+  OTHER_SIZES=1,64,4K; REPS=100; LAUNCHES=3
   STENCIL_SIZES=(--size 64 --size 128); LIFE=()
-  HALO=(); PETSC=()
+  HALO=(--reps 12); PETSC=()
   SETUP=(--dims 2,3,4 --radii 1,2,3 --reps 20 --launches 3)
 fi
 
@@ -132,7 +132,7 @@ run a2a-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoa
 run a2aw-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoallw -n moore:3:1 \
   -s "$W_SIZES" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/collectives-moore3-w.csv"
 run a2a-others "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall,allgather \
-  -n moore:2:1 moore:2:3 moore:4:1 octant shales -s "$OTHER_SIZES" -r "$((REPS / 2 > 5 ? REPS / 2 : 5))" -l 1 \
+  -n moore:2:1 moore:2:3 moore:4:1 octant shales -s "$OTHER_SIZES" -r "$((REPS / 4 > 5 ? REPS / 4 : 5))" -l 1 \
   --csv "$OUT/collectives-others.csv"
 run setup "${MPIRUN[@]}" "$B/apps/bench/iso-bench" setup -q "${SETUP[@]}" --csv "$OUT/setup.csv"
 run stencil "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-stencil" "${STENCIL_SIZES[@]}" --csv "$OUT/stencil.csv"
