@@ -20,10 +20,10 @@
 //   Kokkos' MDRangePolicy tiling (for_each_cell_mdrange; row() is not used).
 //
 // Measured on the project's 2-core machines (benchmarks/stencil_bench.cpp,
-// 3-D 7-point sweep, 256^3 per rank): Kokkos' default host MDRange (one
-// functor call per cell) ~46% of the copy bound, rows cell by cell ~45%,
-// rows through a vectorized row() with prefetching ~67% (1 rank) and ~79%
-// (2 ranks); docs/kernels.md has the current figures.
+// 3-D 7-point sweep, 256^3 per rank, 1 rank): Kokkos' host MDRange (one
+// functor call per cell) ~46% of the copy bound, rows cell by cell ~44%,
+// rows through a vectorized row() with prefetching 63-71%; docs/kernels.md
+// has the figures and what else was tried.
 //
 // The reductions combine values with `+=` (Kokkos' default join), so a Value
 // type may define += to mean any associative combine.
