@@ -364,7 +364,28 @@ MPI_Datatype contiguous_element(const BlockDesc& block) {
   return dense ? element : MPI_DATATYPE_NULL;
 }
 
-bool is_contiguous(const BlockDesc& block) { return contiguous_element(block) != MPI_DATATYPE_NULL; }
+// What build() asks of a block's datatype, looked up once per datatype (a
+// schedule has thousands of entries but few distinct types).
+class TypeFacts {
+public:
+  MPI_Datatype element(const BlockDesc& block) { return of(block).element; }
+  long bytes(const BlockDesc& block) { return static_cast<long>(block.count) * of(block).size; }
+
+private:
+  struct Facts {
+    MPI_Datatype type, element;
+    int size;
+  };
+  const Facts& of(const BlockDesc& block) {
+    for (const Facts& known : known_)
+      if (known.type == block.type) return known;
+    int size = 0;
+    ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
+    known_.push_back({block.type, contiguous_element(block), size});
+    return known_.back();
+  }
+  std::vector<Facts> known_;
+};
 
 // Algorithm::mpi: the library's neighborhood collective over an adjacent
 // distributed graph of the neighbors that exist, blocks in neighbor order.
@@ -514,15 +535,18 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
 
   const long pack_limit = 16384;
+  TypeFacts facts;
   auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
                           int recv_rank, int round_index) {
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
-    // Small messages of contiguous blocks travel as plain bytes: one block
-    // from its place, several through a contiguous image that the step fills
-    // before it starts (sends) or empties once done (receives). MPI's
-    // datatype engine costs more than these copies at such sizes.
+    // Messages of contiguous blocks travel as plain elements: one block from
+    // its place, several (up to pack_limit bytes) through a contiguous image
+    // that the step fills before it starts (sends) or empties once done
+    // (receives). MPI's datatype engine costs more than these copies per
+    // entry; larger images measured slower than the datatype path (Open MPI
+    // 4.1, shared memory with CMA: 3-4x at 64 KiB, docs/benchmarks.md).
     // The message keeps its type signature: n elements of the blocks' one
     // predefined type, as the datatype it replaces.
     auto plain = [&](const std::vector<BlockRef>& entries, bool sending) -> bool {
@@ -531,9 +555,9 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
       MPI_Datatype element = MPI_DATATYPE_NULL;
       for (BlockRef ref : entries) {
         const BlockDesc& block = buffers.at(ref);
-        const long bytes = block_bytes(block);
+        const long bytes = facts.bytes(block);
         if (bytes == 0) continue;
-        const MPI_Datatype leaf = contiguous_element(block);
+        const MPI_Datatype leaf = facts.element(block);
         if (leaf == MPI_DATATYPE_NULL || (element != MPI_DATATYPE_NULL && leaf != element)) return false;
         element = leaf;
         total += bytes;
@@ -547,7 +571,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
       void* where = nullptr;
       if (pieces == 1) {
         for (BlockRef ref : entries)
-          if (block_bytes(buffers.at(ref)) > 0) where = reinterpret_cast<void*>(buffers.at(ref).address);
+          if (facts.bytes(buffers.at(ref)) > 0) where = reinterpret_cast<void*>(buffers.at(ref).address);
       } else {
         impl->packed.emplace_back(static_cast<std::size_t>(total));
         char* image = impl->packed.back().data();
@@ -555,7 +579,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
         std::size_t offset = 0;
         for (BlockRef ref : entries) {
           const BlockDesc& block = buffers.at(ref);
-          const std::size_t bytes = static_cast<std::size_t>(block_bytes(block));
+          const std::size_t bytes = static_cast<std::size_t>(facts.bytes(block));
           if (bytes == 0) continue;
           LocalMove m;
           m.raw = true, m.bytes = bytes;
@@ -598,8 +622,8 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
     for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) {
       const BlockDesc& source = buffers.at(from[k]);
       const BlockDesc& target = buffers.at(to[k]);
-      const long bytes = block_bytes(source);
-      if (bytes != block_bytes(target) || from.size() != to.size()) {
+      const long bytes = facts.bytes(source);
+      if (bytes != facts.bytes(target) || from.size() != to.size()) {
         impl->moves.resize(before);
         return false;
       }
@@ -607,7 +631,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
       LocalMove m;
       m.from = source.address, m.to = target.address;
       m.bytes = static_cast<std::size_t>(bytes);
-      m.raw = is_contiguous(source) && is_contiguous(target);
+      m.raw = facts.element(source) != MPI_DATATYPE_NULL && facts.element(target) != MPI_DATATYPE_NULL;
       if (!m.raw) {
         // The caller may free its datatypes after init: keep our own.
         ISO_MPI_CHECK(MPI_Type_dup(source.type, &m.from_type));
