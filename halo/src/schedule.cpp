@@ -3,6 +3,7 @@
 #include "iso/error.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 #include <set>
@@ -60,6 +61,9 @@ long Schedule::blocks_sent() const {
 namespace {
 
 constexpr long max_torus_rounds = 1000000;
+// Sum over blocks of their unit hops: the torus routes' size and the work of
+// building its schedules (paths, trie), so it is bounded as well.
+constexpr long max_torus_block_hops = 10000000;
 
 bool is_zero(const int* v, int dims) {
   return std::all_of(v, v + dims, [](int c) { return c == 0; });
@@ -155,6 +159,13 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
     if (rounds > max_torus_rounds)
       throw Error("iso::build_schedule: the torus schedule of these offsets needs " + std::to_string(rounds) +
                   " rounds (one per unit hop; limit " + std::to_string(max_torus_rounds) +
+                  "); use the direct algorithm");
+    long block_hops = 0;
+    for (int i = 0; i < offsets.size(); ++i)
+      for (int j = 0; j < offsets.dims(); ++j) block_hops += std::abs(static_cast<long>(offsets[i][j]));
+    if (block_hops > max_torus_block_hops)
+      throw Error("iso::build_schedule: the torus schedule of these offsets needs " + std::to_string(block_hops) +
+                  " block hops (sum of |coordinates|; limit " + std::to_string(max_torus_block_hops) +
                   "); use the direct algorithm");
   }
   switch (algorithm) {

@@ -85,8 +85,9 @@ RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm);
 
 /// The schedule of the process at `coords`, for linear, torus or direct. Throws
 /// iso::Error when the offsets' dimension differs from the grid's (an empty
-/// list fits any grid and gives an empty schedule), or for an
-/// algorithm without a schedule of its own (mpi, automatic).
+/// list fits any grid and gives an empty schedule), for an
+/// algorithm without a schedule of its own (mpi, automatic), or for torus
+/// offsets needing more than 10^6 rounds or 10^7 block hops (sum of |c|).
 Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, const int* coords,
                         Algorithm algorithm, Collective collective);
 
