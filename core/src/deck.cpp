@@ -173,6 +173,14 @@ std::string quoted(const std::string& text) {
       out += "\\n";
       continue;
     }
+    // TOML forbids raw control characters in strings; the effective deck must parse back.
+    const auto code = static_cast<unsigned char>(c);
+    if ((code < 0x20 && c != '\t') || code == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned>(code));
+      out += escape;
+      continue;
+    }
     out += c;
   }
   return out + "\"";
