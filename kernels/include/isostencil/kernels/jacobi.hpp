@@ -233,7 +233,8 @@ struct StarSweep {
   // A row as one loop over restrict parameters with the strides in a local
   // array: the compiler can tell that the output aliases nothing it reads.
   // (update_cell's own parameters must not be restrict: GCC 12 then gives
-  // up on the loop's data references.)
+  // up on the loop's data references.) Not inlined into row(): with the
+  // chunked_row lambda, GCC 12 vectorizes it only as a function of its own.
   static KOKKOS_FORCEINLINE_FUNCTION void update_cell(const double* p, double* q, const double* f,
                                                       const std::ptrdiff_t (&s)[D],
                                                       const double scale, const double inverse_diag,
@@ -244,7 +245,7 @@ struct StarSweep {
     else
       q[k] = sum * scale;
   }
-  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p,
+  static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const double* KOKKOS_RESTRICT p,
                                                      double* KOKKOS_RESTRICT q,
                                                      const double* KOKKOS_RESTRICT f,
                                                      const Strides<D> stride, const double scale,
@@ -253,19 +254,10 @@ struct StarSweep {
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
     // The leading stream is the plane ahead (+e_0); small fields stay in cache.
-    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
-    const std::ptrdiff_t lead = s[0] + row_prefetch_distance;
-    int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk) {
-      if (prefetch) {
-        ISOSTENCIL_PREFETCH_READ(p, k + lead);
-        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
-      }
-      for (int l = 0; l < row_chunk; ++l)
-        update_cell(p, q, f, s, scale, inverse_diag, k + l);
-    }
-    for (; k < length; ++k)
-      update_cell(p, q, f, s, scale, inverse_diag, k);
+    chunked_row(p, q, s[0] + row_prefetch_distance, D > 1 && s[0] >= 2 * row_prefetch_distance,
+                length, [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  update_cell(p, q, f, s, scale, inverse_diag, k);
+                });
   }
   /// The cells first, first + e_{D-1}, ... (length of them), as operator().
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
@@ -403,18 +395,10 @@ struct BoxSweep {
     std::ptrdiff_t lead = row_prefetch_distance;
     for (int j = 0; j < D; ++j)
       lead += s[j];
-    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
-    int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk) {
-      if (prefetch) {
-        ISOSTENCIL_PREFETCH_READ(p, k + lead);
-        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
-      }
-      for (int l = 0; l < row_chunk; ++l)
-        update_cell(p, q, f, s, w, inverse_diag, k + l);
-    }
-    for (; k < length; ++k)
-      update_cell(p, q, f, s, w, inverse_diag, k);
+    chunked_row(p, q, lead, D > 1 && s[0] >= 2 * row_prefetch_distance, length,
+                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  update_cell(p, q, f, s, w, inverse_diag, k);
+                });
   }
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);

@@ -61,6 +61,36 @@ inline constexpr int row_prefetch_distance = 384;  // elements (3 KB of doubles)
 #define ISOSTENCIL_PREFETCH_WRITE(pointer, ahead) ((void)0)
 #endif
 
+/// For the lambdas given to chunked_row: a large cell body (the 27-point
+/// box) is otherwise left as a call, and the row no longer vectorizes.
+#if defined(__GNUC__) || defined(__clang__)
+#define ISOSTENCIL_INLINE_LAMBDA __attribute__((always_inline))
+#else
+#define ISOSTENCIL_INLINE_LAMBDA
+#endif
+
+/// The loop of a row() implementation: cell(k) for k = 0 .. length-1 in
+/// chunks of row_chunk cells, with one prefetch per chunk and stream when
+/// `prefetch`: the leading read stream `lead` elements ahead of `read`, the
+/// output row_prefetch_distance ahead of `write`. `cell` is a lambda over
+/// the row function's own restrict parameters, captured by reference.
+template <class In, class Out, class Cell>
+KOKKOS_FORCEINLINE_FUNCTION void chunked_row(const In* read, const Out* write,
+                                             const std::ptrdiff_t lead, const bool prefetch,
+                                             const int length, const Cell& cell) {
+  int k = 0;
+  for (; k + row_chunk <= length; k += row_chunk) {
+    if (prefetch) {
+      ISOSTENCIL_PREFETCH_READ(read, k + lead);
+      ISOSTENCIL_PREFETCH_WRITE(write, k + row_prefetch_distance);
+    }
+    for (int l = 0; l < row_chunk; ++l)
+      cell(k + l);
+  }
+  for (; k < length; ++k)
+    cell(k);
+}
+
 /// Element strides of a field (LayoutRight: the last index is contiguous).
 template <int D>
 using Strides = Kokkos::Array<std::ptrdiff_t, D>;

@@ -265,24 +265,12 @@ struct UserCell {
     std::ptrdiff_t farthest = 0;
     for (int i = 0; i < shape_size; ++i)
       farthest = shape_linear[i] > farthest ? shape_linear[i] : farthest;
-    const std::ptrdiff_t lead = farthest + row_prefetch_distance;
-    const bool prefetch = D > 1 && s[0] >= 2 * row_prefetch_distance;
-    int k = 0;
-    for (; k + row_chunk <= length; k += row_chunk) {
-      if (prefetch) {
-        ISOSTENCIL_PREFETCH_READ(p, k + lead);
-        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
-      }
-      for (int l = 0; l < row_chunk; ++l) {
-        const Neighbors<T, D, Checked> neighbors(p + (k + l), s, shape, shape_linear, shape_size,
-                                                 first, k + l);
-        q[k + l] = kernel(neighbors);
-      }
-    }
-    for (; k < length; ++k) {
-      const Neighbors<T, D, Checked> neighbors(p + k, s, shape, shape_linear, shape_size, first, k);
-      q[k] = kernel(neighbors);
-    }
+    chunked_row(p, q, farthest + row_prefetch_distance,
+                D > 1 && s[0] >= 2 * row_prefetch_distance, length, [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  const Neighbors<T, D, Checked> neighbors(p + k, s, shape, shape_linear,
+                                                           shape_size, first, k);
+                  q[k] = kernel(neighbors);
+                });
   }
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);
