@@ -633,12 +633,21 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
       m.bytes = static_cast<std::size_t>(bytes);
       m.raw = facts.element(source) != MPI_DATATYPE_NULL && facts.element(target) != MPI_DATATYPE_NULL;
       if (!m.raw) {
-        // The caller may free its datatypes after init: keep our own.
-        ISO_MPI_CHECK(MPI_Type_dup(source.type, &m.from_type));
-        impl->types.push_back(m.from_type);
-        ISO_MPI_CHECK(MPI_Type_dup(target.type, &m.to_type));
-        impl->types.push_back(m.to_type);
-        m.from_count = source.count, m.to_count = target.count;
+        // Our own types (the caller may free theirs after init), each side one
+        // block placed relative to a non-null anchor, the operation itself:
+        // blocks described from MPI_BOTTOM have address 0, and MPICH's
+        // MPI_Pack/MPI_Unpack reject a null buffer.
+        const MPI_Aint anchor = address_of(impl.get());
+        auto anchored = [&](const BlockDesc& block, MPI_Datatype& type) {
+          const MPI_Aint displacement = block.address - anchor;
+          ISO_MPI_CHECK(MPI_Type_create_hindexed(1, &block.count, &displacement, block.type, &type));
+          impl->types.push_back(type);
+          ISO_MPI_CHECK(MPI_Type_commit(&type));
+        };
+        anchored(source, m.from_type);
+        anchored(target, m.to_type);
+        m.from = m.to = anchor;
+        m.from_count = m.to_count = 1;
         int packed = 0;
         ISO_MPI_CHECK(MPI_Pack_size(source.count, source.type, impl->comm, &packed));
         bounce_bytes = std::max(bounce_bytes, static_cast<std::size_t>(packed));
