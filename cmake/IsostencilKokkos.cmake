@@ -1,6 +1,10 @@
 # Finds Kokkos and repairs Debian's broken package config, whose Kokkos::kokkos
 # target carries the non-existent include directory /usr/lib/include.
-find_package(Kokkos REQUIRED)
+# Installed with the package: isostencilConfig.cmake includes it after its
+# find_dependency(Kokkos), so the repair reaches projects that use isostencil.
+if(NOT Kokkos_FOUND)
+  find_package(Kokkos REQUIRED)
+endif()
 if(TARGET Kokkos::kokkos)
   get_target_property(_iso_kokkos_includes Kokkos::kokkos INTERFACE_INCLUDE_DIRECTORIES)
   set(_iso_kokkos_broken OFF)

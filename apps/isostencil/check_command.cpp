@@ -6,7 +6,7 @@
 // or 2 and the errors (rank 0 prints them; every rank exits with 2, as in
 // `run`).
 #include "command.hpp"
-#include "run_driver.hpp"
+#include "isostencil/driver/run.hpp"
 
 #include "isostencil/core/deck.hpp"
 #include "isostencil/core/decomposition.hpp"

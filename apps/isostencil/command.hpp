@@ -4,6 +4,7 @@
 // main.cpp's list.
 #pragma once
 
+#include "isostencil/driver/context.hpp"
 #include "isostencil/spec.hpp"
 
 #include "iso/cost_model.hpp"
@@ -15,10 +16,9 @@
 
 namespace isostencil::cli {
 
-struct MpiContext {
-  int rank = 0;
-  int size = 1;
-};
+using MpiContext = driver::MpiContext;
+/// The run loop and kernel models (include/isostencil/driver/run.hpp).
+namespace run = ::isostencil::driver;
 
 class Command {
 public:

@@ -10,8 +10,8 @@
 // dimensions of  prod_{j in S} c_j  prod_{j not in S} (1 - c_j)  u(x + sum_{j in S} s_j e_j):
 // non-negative weights summing to 1 (c_j <= 1), so the scheme is monotone and
 // conserves mass on a periodic grid; with c_j = 1 it translates exactly.
-#include "run_driver.hpp"
-#include "run_models.hpp"
+#include "isostencil/driver/run.hpp"
+#include "isostencil/driver/models.hpp"
 
 #include "isostencil/kernels/user_kernel.hpp"
 
@@ -19,7 +19,7 @@
 
 #include <cmath>
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 namespace {
 
@@ -176,4 +176,4 @@ private:
 
 int run_advection(const Setup& setup) { return dispatch_dims<AdvectionModel>(setup); }
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

@@ -10,7 +10,8 @@
 // output.dir. Other failures (a kernel error on one rank only) abort the job
 // through main.cpp (MPI_Abort), so no rank is left waiting.
 #include "command.hpp"
-#include "run_driver.hpp"
+#include "isostencil/driver/driver.hpp"
+#include "isostencil/driver/run.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
 #include "isostencil/core/deck.hpp"
@@ -115,7 +116,11 @@ private:
     setup.start_step = restart ? restart->info().step : 0;
     if (deck.kernel.name == "jacobi") return run::run_jacobi(setup);
     if (deck.kernel.name == "life") return run::run_life(setup);
-    return run::run_advection(setup);
+    if (deck.kernel.name == "advection") return run::run_advection(setup);
+    // A kernel the program registered (the deck parser knows no other names).
+    const run::KernelEntry* entry = run::find_kernel(deck.kernel.name);
+    if (!entry) deck.fail("kernel.name", "kernel.name = \"" + deck.kernel.name + "\" has no runner");
+    return entry->run(setup);
   }
 
   std::string deck_path_;

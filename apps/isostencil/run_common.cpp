@@ -1,5 +1,5 @@
 // `isostencil run`: header, progress lines, summary (text and JSON).
-#include "run_driver.hpp"
+#include "isostencil/driver/run.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,7 +12,7 @@
 #define ISOSTENCIL_VERSION "unknown"
 #endif
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 namespace {
 
@@ -249,4 +249,4 @@ void fail_with(const core::Deck& deck, const std::string& key, const std::except
   deck.fail(key, error.what());
 }
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

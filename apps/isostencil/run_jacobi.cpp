@@ -1,8 +1,8 @@
 // `isostencil run` with kernel.name = "jacobi": kernels::Jacobi<D> on the
 // deck's grid, Laplacian (or the deck's weights), constant source and
 // Dirichlet boundary.
-#include "run_driver.hpp"
-#include "run_models.hpp"
+#include "isostencil/driver/run.hpp"
+#include "isostencil/driver/models.hpp"
 
 #include "isostencil/kernels/jacobi.hpp"
 
@@ -10,7 +10,7 @@
 
 #include <cmath>
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 namespace {
 
@@ -172,4 +172,4 @@ int run_jacobi(const Setup& setup) {
   return dispatch_dims<JacobiModel>(setup);
 }
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

@@ -1,8 +1,9 @@
 // `isostencil run` with kernel.name = "life": kernels::Life<D> with the
 // deck's rule, started from a seeded random fill, a constant or an RLE
 // pattern (inputs/patterns/), or from a checkpoint.
-#include "run_driver.hpp"
-#include "run_models.hpp"
+#include "isostencil/driver/run.hpp"
+#include "isostencil/driver/models.hpp"
+#include "isostencil/driver/driver.hpp"
 
 #include "isostencil/kernels/life.hpp"
 
@@ -13,7 +14,7 @@
 #include <fstream>
 #include <iterator>
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 namespace {
 
@@ -160,6 +161,10 @@ private:
 }  // namespace
 
 void check_kernel_inputs(const core::Deck& deck) {
+  if (const KernelEntry* entry = find_kernel(deck.kernel.name)) {
+    if (entry->check) entry->check(deck);
+    return;
+  }
   if (deck.kernel.name != "life") return;
   parse_rule(deck, deck.grid.dims);
   if (deck.init.type != "pattern") return;
@@ -183,4 +188,4 @@ void check_kernel_inputs(const core::Deck& deck) {
 
 int run_life(const Setup& setup) { return dispatch_dims<LifeModel>(setup); }
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

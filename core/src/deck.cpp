@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cerrno>
@@ -229,6 +230,23 @@ std::string suggestion(const std::string& word, const std::vector<std::string>& 
   return best.empty() ? "" : " (did you mean \"" + best + "\"?)";
 }
 
+/// The schema, extended by register_deck_kernel (registration happens at
+/// start-up, before any deck is read).
+std::vector<DeckKey>& schema_storage() {
+  static std::vector<DeckKey> schema = make_schema();
+  return schema;
+}
+
+std::vector<DeckKernel>& registered_kernels() {
+  static std::vector<DeckKernel> kernels;
+  return kernels;
+}
+
+const std::vector<std::string>& builtin_kernels() {
+  static const std::vector<std::string> names = {"jacobi", "life", "advection"};
+  return names;
+}
+
 const DeckKey* find_key(const std::string& table, const std::string& key) {
   for (const DeckKey& entry : deck_schema())
     if (entry.table == table && entry.key == key) return &entry;
@@ -303,6 +321,7 @@ public:
     read_tables(root);
     apply_overrides(root);
     flush();
+    add_kernel_defaults(root);
     read_values(root);
     flush();
     resolve();
@@ -430,6 +449,25 @@ private:
       toml::node* node = parsed->get("v");
       node->visit([&](auto&& concrete) { table->insert_or_assign(key_name, std::move(concrete)); });
       deck_.locations[dotted] = DeckLocation{"", 0, 0, "--set"};
+    }
+  }
+
+  /// A registered kernel's parameters the deck leaves out take their default
+  /// (parsed like a given value, so the kind checks and lists work alike).
+  void add_kernel_defaults(toml::table& root) {
+    const toml::node* name = root.at_path("kernel.name").node();
+    if (!name || !name->is_string()) return;
+    const DeckKernel* kernel = find_deck_kernel(name->as_string()->get());
+    if (!kernel) return;
+    toml::table* table = root["kernel"].as_table();
+    if (!table) return;
+    for (const DeckKernelParameter& parameter : kernel->parameters) {
+      if (table->contains(parameter.key)) continue;
+      const std::string document = "v = " + parameter.default_value;
+      toml::table parsed = toml::parse(std::string_view(document), std::string_view("default"));
+      parsed.get("v")->visit(
+          [&](auto&& concrete) { table->insert_or_assign(parameter.key, std::move(concrete)); });
+      deck_.locations["kernel." + parameter.key] = DeckLocation{"", 0, 0, "default"};
     }
   }
 
@@ -589,7 +627,10 @@ private:
     Deck& d = deck_;
     // [kernel] first: defaults elsewhere depend on it.
     d.kernel.name = string_or("kernel.name", "jacobi");
-    check_choice("kernel.name", d.kernel.name, {"jacobi", "life", "advection"});
+    std::vector<std::string> kernel_names = builtin_kernels();
+    for (const DeckKernel& registered : registered_kernels()) kernel_names.push_back(registered.name);
+    check_choice("kernel.name", d.kernel.name, kernel_names);
+    const DeckKernel* user_kernel = find_deck_kernel(d.kernel.name);
 
     // [grid]
     const RawValue* extent = raw("grid.extent");
@@ -645,7 +686,8 @@ private:
     }
 
     // [stencil]
-    const std::string default_shape = d.kernel.name == "life"        ? "box"
+    const std::string default_shape = user_kernel                    ? user_kernel->default_shape
+                                      : d.kernel.name == "life"      ? "box"
                                       : d.kernel.name == "advection" ? "upwind"
                                                                      : "star";
     d.stencil.shape = string_or("stencil.shape", "auto");
@@ -679,6 +721,30 @@ private:
       error_at("kernel.courant", "kernel.courant = " + format_double(d.kernel.courant) +
                                      " is out of range; allowed: 0 < courant <= 1 (the upwind "
                                      "scheme is unstable above 1)");
+
+    if (user_kernel)
+      for (const DeckKernelParameter& parameter : user_kernel->parameters) {
+        const std::string dotted = "kernel." + parameter.key;
+        const RawValue* value = raw(dotted);
+        if (!value) continue;  // a wrong type, reported already
+        DeckValue resolved_value;
+        resolved_value.kind = parameter.kind;
+        resolved_value.integer = value->integer.value_or(0);
+        resolved_value.floating = value->floating.value_or(0.0);
+        resolved_value.boolean = value->boolean.value_or(false);
+        resolved_value.string = value->string.value_or(std::string());
+        if (parameter.kind == Kind::integers)
+          resolved_value.integers = per_dimension<long>(dotted, value->integers, value->scalar_list, 0L, "entry");
+        if (parameter.kind == Kind::floats)
+          resolved_value.floats = per_dimension<double>(dotted, value->floats, value->scalar_list, 0.0, "entry");
+        if (parameter.kind == Kind::booleans)
+          resolved_value.booleans = per_dimension<bool>(dotted, value->booleans, value->scalar_list, false, "entry");
+        if (parameter.kind == Kind::floating && !std::isfinite(resolved_value.floating))
+          error_at(dotted, dotted + " must be finite");
+        for (const double v : resolved_value.floats)
+          if (!std::isfinite(v)) error_at(dotted, dotted + " entries must be finite");
+        d.kernel.parameters[parameter.key] = resolved_value;
+      }
 
     const RawValue* signs = raw("stencil.signs");
     std::vector<long> default_signs(static_cast<std::size_t>(dims), -1L);
@@ -725,7 +791,8 @@ private:
     if (const RawValue* weights = raw("stencil.weights")) d.stencil.weights = weights->floats;
 
     // [init]
-    const std::string default_init = d.kernel.name == "life"        ? "random"
+    const std::string default_init = user_kernel                    ? user_kernel->default_init
+                                     : d.kernel.name == "life"      ? "random"
                                      : d.kernel.name == "advection" ? "gaussian"
                                                                     : "constant";
     d.init.type = string_or("init.type", "auto");
@@ -1013,10 +1080,7 @@ std::string DeckKey::applies_text() const {
   return join(parts, "; ");
 }
 
-const std::vector<DeckKey>& deck_schema() {
-  static const std::vector<DeckKey> schema = make_schema();
-  return schema;
-}
+const std::vector<DeckKey>& deck_schema() { return schema_storage(); }
 
 std::string deck_schema_markdown() {
   std::ostringstream out;
@@ -1039,6 +1103,123 @@ std::string deck_schema_markdown() {
         << " | " << cell(entry.allowed) << " | " << cell(meaning) << " |\n";
   }
   return out.str();
+}
+
+void register_deck_kernel(const DeckKernel& kernel) {
+  const std::string where = "isostencil::core::register_deck_kernel(\"" + kernel.name + "\")";
+  bool name_ok = !kernel.name.empty();
+  for (const char c : kernel.name)
+    name_ok = name_ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-');
+  if (!name_ok)
+    throw iso::Error(where + ": a kernel name is letters, digits, '_' and '-' (and not empty)");
+  if (std::find(builtin_kernels().begin(), builtin_kernels().end(), kernel.name) !=
+          builtin_kernels().end() ||
+      find_deck_kernel(kernel.name))
+    throw iso::Error(where + ": kernel.name \"" + kernel.name + "\" is taken already");
+  const std::vector<std::string> shapes = {"star", "box", "upwind", "offsets"};
+  if (std::find(shapes.begin(), shapes.end(), kernel.default_shape) == shapes.end())
+    throw iso::Error(where + ": default_shape \"" + kernel.default_shape +
+                     "\" is not one of star, box, upwind, offsets");
+  const std::vector<std::string> inits = {"constant", "random", "gaussian"};
+  if (std::find(inits.begin(), inits.end(), kernel.default_init) == inits.end())
+    throw iso::Error(where + ": default_init \"" + kernel.default_init +
+                     "\" is not one of constant, random, gaussian");
+  std::vector<DeckKey> keys;
+  for (const DeckKernelParameter& parameter : kernel.parameters) {
+    const std::string dotted = "kernel." + parameter.key;
+    bool key_ok = !parameter.key.empty();
+    for (const char c : parameter.key)
+      key_ok = key_ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!key_ok) throw iso::Error(where + ": parameter key \"" + parameter.key + "\" is not a bare key");
+    if (find_key("kernel", parameter.key) && parameter.key != "name") {
+      // Another kernel's parameter of the same name and kind: share the key.
+      DeckKey* shared = nullptr;
+      for (DeckKey& entry : schema_storage())
+        if (entry.table == "kernel" && entry.key == parameter.key) shared = &entry;
+      const bool builtin_owner =
+          std::find(builtin_kernels().begin(), builtin_kernels().end(),
+                    shared->applies.empty() ? std::string() : shared->applies.front().second.front()) !=
+          builtin_kernels().end();
+      if (builtin_owner || shared->kind != parameter.kind)
+        throw iso::Error(where + ": " + dotted + " is a key of another kernel already (" +
+                         shared->applies_text() + "); choose another name");
+    }
+    if (parameter.key == "name") throw iso::Error(where + ": kernel.name is not a parameter");
+    if (parameter.kind == Kind::offsets)
+      throw iso::Error(where + ": " + dotted + ": offset lists are not a parameter kind");
+    // The default must read back as the parameter's kind.
+    try {
+      const std::string document = "v = " + parameter.default_value;
+      const toml::table parsed = toml::parse(std::string_view(document), std::string_view("default"));
+      const toml::node& node = *parsed.get("v");
+      const auto all = [&](auto test) {
+        if (const toml::array* array = node.as_array()) {
+          if (array->empty()) return false;
+          for (const toml::node& item : *array)
+            if (!test(item)) return false;
+          return true;
+        }
+        return test(node);
+      };
+      bool ok = false;
+      switch (parameter.kind) {
+        case Kind::integer: ok = node.is_integer(); break;
+        case Kind::floating: ok = node.is_number(); break;
+        case Kind::boolean: ok = node.is_boolean(); break;
+        case Kind::string: ok = node.is_string(); break;
+        case Kind::integers: ok = all([](const toml::node& n) { return n.is_integer(); }); break;
+        case Kind::floats: ok = all([](const toml::node& n) { return n.is_number(); }); break;
+        case Kind::booleans: ok = all([](const toml::node& n) { return n.is_boolean(); }); break;
+        case Kind::offsets: break;
+      }
+      if (!ok) throw iso::Error("not " + std::string(to_string(parameter.kind)));
+    } catch (const std::exception& error) {
+      throw iso::Error(where + ": " + dotted + ": default_value \"" + parameter.default_value +
+                       "\" is not a TOML " + to_string(parameter.kind) + " (" + error.what() + ")");
+    }
+    keys.push_back({"kernel", parameter.key, parameter.kind, parameter.default_value,
+                    parameter.allowed, kernel.name + ": " + parameter.meaning,
+                    {{"kernel.name", {kernel.name}}}});
+  }
+  registered_kernels().push_back(kernel);
+  std::vector<DeckKey>& schema = schema_storage();
+  for (DeckKey& entry : schema) {
+    if (entry.dotted() == "kernel.name") {
+      entry.allowed += ", " + kernel.name;
+      entry.meaning += ", " + kernel.name + " (" + kernel.meaning + ")";
+    }
+    // Keys every floating-point kernel shares.
+    const bool shared = entry.dotted() == "init.low" || entry.dotted() == "init.high" ||
+                        (kernel.weights && entry.dotted() == "stencil.weights");
+    for (auto& [condition, values] : entry.applies)
+      if (shared && condition == "kernel.name") values.push_back(kernel.name);
+  }
+  // The parameters go after the last [kernel] key, so the key table stays in one piece.
+  auto position = schema.begin();
+  for (auto it = schema.begin(); it != schema.end(); ++it)
+    if (it->table == "kernel") position = it + 1;
+  for (const DeckKey& key : keys) {
+    bool exists = false;
+    for (DeckKey& entry : schema)
+      if (entry.table == "kernel" && entry.key == key.key) {
+        entry.applies.front().second.push_back(kernel.name);
+        exists = true;
+      }
+    if (!exists) position = schema.insert(position, key) + 1;
+  }
+}
+
+const DeckKernel* find_deck_kernel(const std::string& name) {
+  for (const DeckKernel& kernel : registered_kernels())
+    if (kernel.name == name) return &kernel;
+  return nullptr;
+}
+
+const DeckValue& Deck::Kernel::parameter(const std::string& key) const {
+  const auto found = parameters.find(key);
+  if (found == parameters.end())
+    throw iso::Error("kernel \"" + name + "\" has no parameter kernel." + key);
+  return found->second;
 }
 
 std::string DeckLocation::describe(const std::string& dotted_key) const {
@@ -1105,7 +1286,8 @@ std::string Deck::effective_toml() const {
           << list(std::vector<long>(stencil.offsets[i].begin(), stencil.offsets[i].end()), integer);
     out << "]\n";
   }
-  if (kernel.name == "jacobi" && !stencil.weights.empty())
+  const DeckKernel* user_kernel = find_deck_kernel(kernel.name);
+  if ((kernel.name == "jacobi" || (user_kernel && user_kernel->weights)) && !stencil.weights.empty())
     out << "weights = " << list(stencil.weights, real) << "\n";
   out << "\n[kernel]\nname = " << quoted(kernel.name) << "\n";
   if (kernel.name == "jacobi")
@@ -1114,6 +1296,24 @@ std::string Deck::effective_toml() const {
   if (kernel.name == "advection")
     out << "velocity = " << list(kernel.velocity, real) << "\ncourant = " << real(kernel.courant)
         << "\n";
+  if (user_kernel)
+    for (const DeckKernelParameter& parameter : user_kernel->parameters) {
+      const auto found = kernel.parameters.find(parameter.key);
+      if (found == kernel.parameters.end()) continue;
+      const DeckValue& v = found->second;
+      out << parameter.key << " = ";
+      switch (parameter.kind) {
+        case Kind::integer: out << v.integer; break;
+        case Kind::floating: out << real(v.floating); break;
+        case Kind::boolean: out << boolean(v.boolean); break;
+        case Kind::string: out << quoted(v.string); break;
+        case Kind::integers: out << list(v.integers, integer); break;
+        case Kind::floats: out << list(v.floats, real); break;
+        case Kind::booleans: out << list(v.booleans, boolean); break;
+        case Kind::offsets: break;  // refused at registration
+      }
+      out << "\n";
+    }
   out << "\n[init]\ntype = " << quoted(init.type) << "\n";
   if (init.type == "constant") out << "value = " << real(init.value) << "\n";
   if (init.type == "random") {

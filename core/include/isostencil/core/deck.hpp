@@ -75,6 +75,48 @@ const std::vector<DeckKey>& deck_schema();
 /// The schema as a Markdown table (`isostencil check --keys`), for the README.
 std::string deck_schema_markdown();
 
+/// One parameter of a registered kernel: the key `kernel.<key>` of its decks.
+/// Kinds: integer, floating, boolean, string, and the per-dimension lists
+/// integers, floats, booleans (one value means "the same in every dimension").
+struct DeckKernelParameter {
+  std::string key;
+  DeckValueKind kind = DeckValueKind::floating;
+  std::string default_value;  ///< TOML text of the value taken when the deck omits it ("0.25")
+  std::string allowed;        ///< for the key table ("> 0"); the kernel checks it (Deck::fail)
+  std::string meaning;
+};
+
+/// A kernel a program adds to the decks it reads (isostencil::driver registers
+/// them): its name becomes a value of kernel.name, its parameters keys of
+/// [kernel] that apply only with that name.
+struct DeckKernel {
+  std::string name;                   ///< kernel.name; letters, digits, '_' and '-'
+  std::string meaning;                ///< one line for the key table
+  std::string default_shape = "star"; ///< stencil.shape "auto" stands for this
+  std::string default_init = "constant";  ///< init.type "auto": constant, random or gaussian
+  bool weights = false;               ///< stencil.weights applies (the kernel reads them)
+  std::vector<DeckKernelParameter> parameters;
+};
+
+/// Adds a kernel to the schema (not collective; call it on every rank before
+/// reading a deck). Throws iso::Error for a name already taken, a parameter
+/// key that [kernel] already has, or a default that is not of its kind.
+void register_deck_kernel(const DeckKernel& kernel);
+/// The registered kernel of that name, or nullptr (built-in kernels are not registered).
+const DeckKernel* find_deck_kernel(const std::string& name);
+
+/// The resolved value of a registered kernel's parameter.
+struct DeckValue {
+  DeckValueKind kind = DeckValueKind::floating;
+  long integer = 0;
+  double floating = 0.0;
+  bool boolean = false;
+  std::string string;
+  std::vector<long> integers;  ///< one per dimension
+  std::vector<double> floats;  ///< one per dimension
+  std::vector<bool> booleans;  ///< one per dimension
+};
+
 /// Where a value came from: a file position, an override or the default.
 struct DeckLocation {
   std::string file;    ///< deck file ("" for defaults and overrides)
@@ -116,6 +158,17 @@ struct Deck {
     std::string rule = "B3/S23";  ///< life
     std::vector<double> velocity; ///< advection: one per dimension
     double courant = 0.5;         ///< advection: sum_j |v_j| dt / dx
+    /// A registered kernel's parameters (every one, defaults filled in), by key.
+    std::map<std::string, DeckValue> parameters;
+    /// A parameter's value (read the member of its kind); throws iso::Error
+    /// when the kernel has no such parameter.
+    const DeckValue& parameter(const std::string& key) const;
+    double floating(const std::string& key) const { return parameter(key).floating; }
+    long integer(const std::string& key) const { return parameter(key).integer; }
+    bool boolean(const std::string& key) const { return parameter(key).boolean; }
+    const std::string& string(const std::string& key) const { return parameter(key).string; }
+    const std::vector<double>& floats(const std::string& key) const { return parameter(key).floats; }
+    const std::vector<long>& integers(const std::string& key) const { return parameter(key).integers; }
   } kernel;
 
   struct Init {

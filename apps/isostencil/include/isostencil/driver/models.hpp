@@ -2,7 +2,7 @@
 // dispatch of a kernel's Model over the grid's dimension (1 to 4).
 #pragma once
 
-#include "run_driver.hpp"
+#include "isostencil/driver/run.hpp"
 
 #include "isostencil/core/deck.hpp"
 #include "isostencil/core/decomposition.hpp"
@@ -15,7 +15,7 @@
 #include <memory>
 #include <utility>
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 inline core::HaloOptions halo_options(const core::Deck& deck) {
   core::HaloOptions options;
@@ -72,4 +72,4 @@ int dispatch_dims(const Setup& setup) {
   }
 }
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

@@ -18,7 +18,7 @@
 //   std::vector<Check> checks(long step);  // self-validation at the end
 #pragma once
 
-#include "command.hpp"
+#include "isostencil/driver/context.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
 #include "isostencil/core/deck.hpp"
@@ -40,7 +40,7 @@
 #include <utility>
 #include <vector>
 
-namespace isostencil::cli::run {
+namespace isostencil::driver {
 
 /// What `run` was asked to do.
 struct Setup {
@@ -377,4 +377,4 @@ void check_kernel_inputs(const core::Deck& deck);
 /// is turned into a run (every rank throws the same): "<location>: error: <message>".
 [[noreturn]] void fail_with(const core::Deck& deck, const std::string& key, const std::exception& error);
 
-}  // namespace isostencil::cli::run
+}  // namespace isostencil::driver

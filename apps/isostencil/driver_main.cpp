@@ -1,0 +1,154 @@
+// The driver's command line (isostencil::driver::main): `plan` prints a
+// neighborhood's schedules, `demo` runs and verifies the isomorphic
+// collectives on MPI_COMM_WORLD, `run`/`check`/`halo-check` work on decks.
+// The `isostencil` executable and programs with their own kernels
+// (driver.hpp) share it.
+#include "command.hpp"
+#include "deck_commands.hpp"
+
+#include "isostencil/driver/driver.hpp"
+
+#include "iso/error.hpp"
+
+#include <mpi.h>
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <exception>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#ifndef ISOSTENCIL_VERSION
+#define ISOSTENCIL_VERSION "unknown"
+#endif
+
+namespace isostencil::driver {
+
+namespace {
+
+constexpr int usage_exit_code = 2;
+
+std::vector<KernelEntry>& registry() {
+  static std::vector<KernelEntry> entries;
+  return entries;
+}
+
+int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program& program) {
+  using namespace isostencil::cli;
+  const std::string name = program.name.empty() ? std::string("isostencil") : program.name;
+  CLI::App app{program.description.empty()
+                   ? name + ": stencil computations on isomorphic sparse collectives.\n"
+                            "Runs under mpirun; `plan` also runs without it."
+                   : program.description,
+               name};
+  app.set_version_flag("--version", program.version.empty()
+                                        ? std::string(ISOSTENCIL_VERSION)
+                                        : program.version + " (isostencil " + ISOSTENCIL_VERSION + ")");
+  app.set_help_all_flag("--help-all", "print the help of every subcommand");
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  " + name + " plan --moore 3:1\n"
+      "  " + name + " plan --moore 2:3 --procs 4,4 --mesh --json\n"
+      "  " + name + " plan --offsets \"1,0,0;0,1,1\" --rounds\n"
+      "  mpirun -np 2 " + name + " demo --iterations 100");
+
+  std::vector<std::unique_ptr<Command>> commands;
+  commands.push_back(make_plan_command(app));
+  commands.push_back(make_demo_command(app));
+  commands.push_back(make_run_command(app));
+  commands.push_back(make_check_command(app));
+  commands.push_back(make_halo_check_command(app));
+
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const auto& command : commands) {
+      known = known || command->app()->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + command->app()->get_name();
+    }
+    if (!known) {
+      if (mpi.rank == 0)
+        std::cerr << name << ": error: unknown subcommand \"" << argv[1]
+                  << "\"; choose one of: " << names
+                  << "\nRun " << name << " --help for more information.\n";
+      return usage_exit_code;
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // Every rank parses the same arguments and reaches the same verdict;
+    // rank 0 speaks for all of them.
+    std::ostringstream sink;
+    if (mpi.rank == 0)
+      app.exit(error);
+    else
+      app.exit(error, sink, sink);
+    if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return 0;
+    return usage_exit_code;
+  }
+
+  for (auto& command : commands) {
+    if (!command->app()->parsed()) continue;
+    try {
+      return command->run(mpi);
+    } catch (const isostencil::UsageError& error) {
+      if (mpi.rank == 0 || command->rank0_only())
+        std::cerr << name << " " << command->app()->get_name() << ": error: " << error.what()
+                  << "\n"
+                  << "Run " << name << " " << command->app()->get_name()
+                  << " --help for more information.\n";
+      return usage_exit_code;
+    } catch (const std::exception& error) {
+      std::cerr << name << " " << command->app()->get_name() << ": error";
+      if (mpi.size > 1) std::cerr << " on rank " << mpi.rank;
+      std::cerr << ": " << error.what() << "\n";
+      // Other ranks may be waiting in a collective this rank will never join.
+      if (mpi.size > 1 && !command->rank0_only()) MPI_Abort(MPI_COMM_WORLD, usage_exit_code);
+      return usage_exit_code;
+    }
+  }
+  return usage_exit_code;  // unreachable: require_subcommand(1)
+}
+
+}  // namespace
+
+const char* version() { return ISOSTENCIL_VERSION; }
+
+void register_kernel(KernelEntry entry) {
+  if (!entry.run)
+    throw iso::Error("isostencil::driver::register_kernel(\"" + entry.deck.name + "\"): no runner");
+  core::register_deck_kernel(entry.deck);  // checks the name and the parameters
+  registry().push_back(std::move(entry));
+}
+
+const KernelEntry* find_kernel(const std::string& name) {
+  for (const KernelEntry& entry : registry())
+    if (entry.deck.name == name) return &entry;
+  return nullptr;
+}
+
+int main(int argc, char** argv, const Program& program) {
+  // A file size limit (ulimit -f) must fail the write (EFBIG, an error on
+  // every rank) rather than kill one rank with SIGXFSZ and hang the others.
+  std::signal(SIGXFSZ, SIG_IGN);
+  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    std::cerr << (program.name.empty() ? "isostencil" : program.name) << ": MPI_Init failed\n";
+    return usage_exit_code;
+  }
+  // Let ISO_MPI_CHECK turn MPI failures into exceptions with a message.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  cli::MpiContext mpi;
+  MPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &mpi.size);
+  const int code = run_driver(argc, argv, mpi, program);
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace isostencil::driver

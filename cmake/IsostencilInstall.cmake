@@ -1,0 +1,61 @@
+# `cmake --install`: headers, libraries, the isostencil driver and a CMake
+# package, so that another project's find_package(isostencil 0.1) gives
+#   isostencil::halo     the collectives (C and C++ API), MPI only
+#   isostencil::core     grid, fields, decks, HDF5 output (Kokkos, HDF5)
+#   isostencil::kernels  the Kokkos kernels (header-only front, static parts)
+#   isostencil::driver   the driver as a library: decks, run loop, user kernels
+# Two export sets: halo alone (COMPONENTS halo finds MPI and nothing else)
+# and the rest. The libraries are static, so their private dependencies
+# (toml++, HDF5, fmt, CLI11, nlohmann_json) are link dependencies the config
+# finds too.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(ISOSTENCIL_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/isostencil
+    CACHE STRING "Where the isostencil CMake package goes, relative to the prefix")
+
+set_target_properties(isostencil_halo PROPERTIES EXPORT_NAME halo)
+set_target_properties(isostencil_core PROPERTIES EXPORT_NAME core)
+set_target_properties(isostencil_kernels PROPERTIES EXPORT_NAME kernels)
+set_target_properties(isostencil_driver PROPERTIES EXPORT_NAME driver)
+set_target_properties(isostencil_plan PROPERTIES EXPORT_NAME plan)
+
+install(TARGETS isostencil_halo EXPORT isostencilHaloTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/halo/include/iso DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+set(_iso_framework_targets isostencil_core isostencil_kernels isostencil_plan isostencil_driver)
+foreach(part IN ITEMS jacobi life user)
+  if(TARGET isostencil_kernels_${part})
+    set_target_properties(isostencil_kernels_${part} PROPERTIES EXPORT_NAME kernels_${part})
+    list(APPEND _iso_framework_targets isostencil_kernels_${part})
+  endif()
+endforeach()
+install(TARGETS ${_iso_framework_targets} EXPORT isostencilTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+foreach(dir IN ITEMS core/include kernels/include apps/isostencil/include)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/isostencil DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
+
+install(TARGETS isostencil RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/inputs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/isostencil/inputs)
+
+install(EXPORT isostencilHaloTargets NAMESPACE isostencil::
+        DESTINATION ${ISOSTENCIL_INSTALL_CMAKEDIR})
+install(EXPORT isostencilTargets NAMESPACE isostencil::
+        DESTINATION ${ISOSTENCIL_INSTALL_CMAKEDIR})
+
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/isostencilConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/isostencilConfig.cmake
+                              INSTALL_DESTINATION ${ISOSTENCIL_INSTALL_CMAKEDIR})
+# 0.x: minor versions may break the API, so 0.1 accepts 0.1.z only.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/isostencilConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/isostencilConfig.cmake
+              ${PROJECT_BINARY_DIR}/isostencilConfigVersion.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/IsostencilKokkos.cmake
+        DESTINATION ${ISOSTENCIL_INSTALL_CMAKEDIR})

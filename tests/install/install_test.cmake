@@ -1,0 +1,139 @@
+# cmake -P script (tests/install/CMakeLists.txt passes the variables).
+# Every step names itself; the first failure stops the test with its output.
+cmake_minimum_required(VERSION 3.20)
+
+set(prefix ${WORK_DIR}/prefix)
+# -DKEEP=ON reuses the last run's example builds (by hand, while editing).
+if(NOT KEEP)
+  file(REMOVE_RECURSE ${WORK_DIR})
+endif()
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+# step(NAME EXPECT_RC rc [OUT var] COMMAND ...): runs, checks the exit code.
+function(step name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "EXPECT_RC;OUT" "COMMAND")
+  if(NOT DEFINED arg_EXPECT_RC)
+    set(arg_EXPECT_RC 0)
+  endif()
+  execute_process(COMMAND ${arg_COMMAND} WORKING_DIRECTORY ${WORK_DIR}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT "${rc}" STREQUAL "${arg_EXPECT_RC}")
+    list(JOIN arg_COMMAND " " text)
+    message(FATAL_ERROR "install test: ${name}: exit code ${rc}, expected ${arg_EXPECT_RC}\n"
+                        "command: ${text}\n--- stdout\n${out}\n--- stderr\n${err}")
+  endif()
+  message(STATUS "ok: ${name}")
+  if(arg_OUT)
+    set(${arg_OUT} "${out}\n${err}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(expect name text regex)
+  if(NOT text MATCHES "${regex}")
+    message(FATAL_ERROR "install test: ${name}: output does not match \"${regex}\":\n${text}")
+  endif()
+  message(STATUS "ok: ${name}")
+endfunction()
+
+# 1. Install.
+step("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(file IN ITEMS bin/isostencil include/iso/iso.h include/iso/collectives.hpp
+                      include/isostencil/core/grid.hpp include/isostencil/kernels/user_kernel.hpp
+                      include/isostencil/driver/driver.hpp)
+  if(NOT EXISTS ${prefix}/${file})
+    message(FATAL_ERROR "install test: ${prefix}/${file} was not installed")
+  endif()
+endforeach()
+file(GLOB_RECURSE config ${prefix}/*/isostencilConfig.cmake)
+if(NOT config)
+  message(FATAL_ERROR "install test: no isostencilConfig.cmake under ${prefix}")
+endif()
+step("installed isostencil --version" OUT out COMMAND ${prefix}/bin/isostencil --version)
+expect("isostencil --version" "${out}" "^${VERSION}")
+
+# 2. Configure and build the examples against the prefix only (no package
+# registry, so the build tree cannot stand in for the install).
+set(configure_args -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
+    -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+foreach(example IN ITEMS collectives heat)
+  step("configure ${example}" OUT out COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/apps/examples/${example}
+       -B ${WORK_DIR}/${example} ${configure_args})
+  file(STRINGS ${WORK_DIR}/${example}/CMakeCache.txt found REGEX "^isostencil_DIR:")
+  expect("${example} finds the installed package" "${found}" "=${prefix}/")
+  step("build ${example}" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/${example} -j2)
+endforeach()
+
+# The config checks the version: 0.1 is ours, 9.0 is not.
+file(WRITE ${WORK_DIR}/version_probe/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.20)\nproject(probe LANGUAGES C CXX)\n"
+     "find_package(isostencil 9.0 REQUIRED COMPONENTS halo)\n")
+step("find_package(isostencil 9.0) is refused" EXPECT_RC 1 OUT out
+     COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/version_probe -B ${WORK_DIR}/version_probe/build ${configure_args})
+expect("version refusal names the version" "${out}" "${VERSION}")
+
+# 3. Run them at 1 and 2 ranks.
+set(mpi ${MPIEXEC} ${PREFLAGS})
+set(heat ${WORK_DIR}/heat/heat)
+set(deck ${SOURCE_DIR}/apps/examples/heat/heat.toml)
+step("heat --version" OUT out COMMAND ${heat} --version)
+expect("heat --version" "${out}" "1.0 \\(isostencil ${VERSION}\\)")
+foreach(np IN ITEMS 1 2)
+  step("c_collectives at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${WORK_DIR}/collectives/c_collectives)
+  expect("c_collectives at ${np} ranks verifies" "${out}" "${np} ranks .*alltoall and allgather verified")
+  step("cpp_collectives at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${WORK_DIR}/collectives/cpp_collectives)
+  expect("cpp_collectives at ${np} ranks verifies" "${out}" "${np} ranks .*alltoall verified")
+
+  step("heat run at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${heat} run ${deck}
+       --set output.dir=${WORK_DIR}/out${np})
+  expect("heat run at ${np} ranks validates" "${out}"
+         "kernel +heat: u_t = alpha lap u.*Solution validates: finite ok.*; heat balance ok.*; maximum principle ok.*; halo ok")
+  foreach(file IN ITEMS heat.h5 heat.xmf heat.checkpoint.h5 heat.summary.json)
+    if(NOT EXISTS ${WORK_DIR}/out${np}/${file})
+      message(FATAL_ERROR "install test: heat at ${np} ranks wrote no ${WORK_DIR}/out${np}/${file}")
+    endif()
+  endforeach()
+  file(READ ${WORK_DIR}/out${np}/heat.summary.json summary)
+  string(JSON validates GET "${summary}" validates)
+  string(JSON last GET "${summary}" steps last)
+  string(JSON validations GET "${summary}" halo validations)
+  if(NOT validates OR NOT last EQUAL 200 OR NOT validations EQUAL 4)
+    message(FATAL_ERROR "install test: heat summary at ${np} ranks: validates ${validates}, "
+                        "last step ${last}, validations ${validations}")
+  endif()
+endforeach()
+# The same field at 1 and 2 ranks: every cell is computed alike whatever the
+# decomposition, so the extremes agree exactly (sums may differ in the last
+# digits: another summation order).
+file(READ ${WORK_DIR}/out1/heat.summary.json one)
+file(READ ${WORK_DIR}/out2/heat.summary.json two)
+foreach(figure IN ITEMS min max)
+  string(JSON a GET "${one}" final ${figure})
+  string(JSON b GET "${two}" final ${figure})
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "install test: heat final ${figure} differs: ${a} at 1 rank, ${b} at 2 ranks")
+  endif()
+  message(STATUS "ok: heat final ${figure} ${a} at 1 and 2 ranks")
+endforeach()
+
+# Restart the 1-rank checkpoint (step 200) on 2 ranks and continue to 260.
+step("heat restart at 2 ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} 2 ${heat} run
+     --restart ${WORK_DIR}/out1/heat.checkpoint.h5 --set run.steps=260 --set output.dir=${WORK_DIR}/restart)
+expect("heat restart validates" "${out}" "restart from .*step 200.*summary: 60 steps \\(200 -> 260\\).*Solution validates")
+
+# Bounded sides (zero beyond them) at 2 ranks: the maximum principle still holds.
+step("heat bounded at 2 ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} 2 ${heat} run ${deck}
+     --set grid.periodic=false --set output.format=none --set output.checkpoint_every=0
+     --set output.dir=${WORK_DIR}/bounded)
+expect("heat bounded validates" "${out}" "Solution validates: finite ok[^;]*; maximum principle ok[^;]*; halo ok")
+
+# Bad input: an unstable time step is a deck error on every rank, exit code 2.
+step("heat with an unstable dt" EXPECT_RC 2 OUT out COMMAND ${mpi} ${NUMPROC_FLAG} 2 ${heat} run ${deck}
+     --set kernel.dt=5 --set output.dir=${WORK_DIR}/bad)
+expect("unstable dt is named" "${out}" "--set kernel.dt: error: kernel.dt = 5.* is unstable")
+step("heat with a parameter of another kernel" EXPECT_RC 2 OUT out COMMAND ${heat} check ${deck}
+     --set kernel.courant=0.5)
+expect("foreign parameter is named" "${out}" "kernel.courant applies only with kernel.name = \"advection\"")
+step("heat check --keys" OUT out COMMAND ${heat} check --keys)
+expect("heat's keys are listed" "${out}" "`heat_source` \\| float \\| 0.0")
+message(STATUS "install test: all steps passed")
