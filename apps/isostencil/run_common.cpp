@@ -5,7 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <iostream>
 
 #ifndef ISOSTENCIL_VERSION
@@ -48,6 +51,21 @@ std::string steps_list(const std::vector<long>& steps) {
 }
 
 }  // namespace
+
+void inject_fault(const Setup& setup, long step, const char* phase) {
+  static const char* const spec = std::getenv("ISOSTENCIL_FAULT_INJECT");
+  if (spec == nullptr || *spec == '\0') return;
+  int rank = -1;
+  long at = -1;
+  char where[16] = "step";
+  if (std::sscanf(spec, "%d:%ld:%15s", &rank, &at, where) < 2)
+    throw std::runtime_error(std::string("ISOSTENCIL_FAULT_INJECT=") + spec +
+                             ": expected RANK:STEP[:step|output|checkpoint]");
+  if (rank != setup.mpi.rank || step < at || std::strcmp(where, phase) != 0) return;
+  throw std::runtime_error(fmt::format("fault injected by ISOSTENCIL_FAULT_INJECT={} on rank {} "
+                                       "at step {} ({})",
+                                       spec, rank, step, phase));
+}
 
 std::vector<std::pair<std::string, std::string>> output_attributes(const Setup& setup,
                                                                    const std::string& kernel_text) {

@@ -176,6 +176,14 @@ FieldStats field_stats(const core::Grid<D>& grid, const View& field) {
   return FieldStats{-extremes[0], extremes[1], sums[0], sums[1]};
 }
 
+/// Testing aid: with ISOSTENCIL_FAULT_INJECT=RANK:STEP[:PHASE] in the
+/// environment, rank RANK throws (on that rank only) once the run reaches
+/// STEP at PHASE: "step" (the time loop, default), "output" (after its fields
+/// went into the output file, before the step is finished) or "checkpoint"
+/// (after its state went into the temporary checkpoint, before the commit).
+/// Tests use it to show that a failure on one rank ends the whole job.
+void inject_fault(const Setup& setup, long step, const char* phase);
+
 /// The root attributes of the output file.
 std::vector<std::pair<std::string, std::string>> output_attributes(const Setup& setup,
                                                                    const std::string& kernel_text);
@@ -252,6 +260,7 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
     const double t0 = MPI_Wtime();
     series->begin_step(s, model.time(s));
     model.write_fields(*series);
+    inject_fault(setup, s, "output");
     series->end_step();
     io_seconds += MPI_Wtime() - t0;
     report.output_steps.push_back(s);
@@ -267,6 +276,7 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
     info.fields = model.fields();
     core::CheckpointWriter writer(decomposition, deck.output_path(".checkpoint.h5"), info);
     model.write_state(writer);
+    inject_fault(setup, s, "checkpoint");
     writer.commit();
     io_seconds += MPI_Wtime() - t0;
     report.checkpoint_steps.push_back(s);
@@ -315,6 +325,7 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
     chunk_kernel += times.kernel;
     chunk_halo += times.halo;
     step = next;
+    inject_fault(setup, step, "step");
 
     if (step % deck.run.residual_every == 0 || step == last) {
       t0 = MPI_Wtime();
