@@ -48,6 +48,8 @@ def main():
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--launches", type=int, required=True)
+    parser.add_argument("--require", default="",
+                        help="comma-separated contenders that must have rows too (mpi-persistent with MPI-4)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -75,7 +77,7 @@ def main():
 
     if args.mode == "collectives":
         contenders = ["linear", "torus", "direct", "auto", "mpi-create", "mpi-adjacent", "bound-torus",
-                      "bound-direct"]
+                      "bound-direct"] + [c for c in args.require.split(",") if c]
         for size in ("8", "64"):
             for contender in contenders:
                 matching = [r for r in rows if (r["operation"], r["neighborhood"], r["size_bytes"],
