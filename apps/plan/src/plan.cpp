@@ -373,7 +373,7 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
         const long blocks = schedule.blocks_sent();
         for (std::size_t k = 0; k < out.sizes.size(); ++k)
           keep_max(out.sizes[k].entries[a][c], rounds, blocks, blocks * out.sizes[k].block_bytes,
-                   iso::predict_seconds(model, schedule, weights[k][c]));
+                   iso::predict_execution_seconds(model, schedule, weights[k][c], rank));
       }
     }
     // The native collective: all messages in one call.
@@ -396,9 +396,9 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
 
 std::string format_model_text(const iso::CostModel& model, const std::string& note) {
   return fmt::format(
-      "cost model    alpha = {:.3g} s per round, beta = {:.3g} s per byte,\n"
-      "              gamma = {:.3g} s per block entry, delta = {:.3g} s per extra message "
-      "of mpi\n"
+      "cost model    alpha = {:.3g} s per step, beta = {:.3g} s per byte,\n"
+      "              gamma = {:.3g} s per block entry, delta = {:.3g} s per further message "
+      "of a step\n"
       "  from        {}\n",
       model.alpha, model.beta, model.gamma, model.delta, note.empty() ? model.source : note);
 }

@@ -59,7 +59,7 @@ nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule);
 
 // ---------------------------------------------------------------------------
 // Predictions under the cost model (ALGORITHMS.md 5; `plan --predict`, `demo`).
-// Pure computation with the library's own predict_seconds and
+// Pure computation with the library's own predict_execution_seconds and
 // predict_native_seconds, and the rule of Algorithm::automatic: the least
 // predicted time (maximum over processes), first in predict_algorithms() order
 // on a tie, mpi excluded where some process's targets coincide.
