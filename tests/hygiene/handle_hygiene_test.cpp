@@ -4,6 +4,7 @@
 // started. The tracker's own sanity is checked first (it must see a handle
 // left alive on purpose), and injected failures of local MPI calls drive the
 // library's error paths one call at a time.
+#include "isostencil_test.hpp"
 #include "mpi_handle_tracker.hpp"
 
 #include "iso/collectives.hpp"
@@ -26,21 +27,9 @@
 namespace iso_hygiene {
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-bool all_ranks(bool ok) {
-  int local = ok ? 1 : 0, global = 0;
-  MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
-  return global != 0;
-}
+using iso_test::all_ranks;
+using iso_test::world_rank;
+using iso_test::world_size;
 
 // Collects this rank's first failures; asserted after agreeing over ranks so
 // no rank leaves a test while others wait in a collective.
