@@ -120,7 +120,7 @@ fi
 configure=(cmake -S . -B "$BUILD_DIR")
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-  say "configuring and building $BUILD_DIR (from scratch: about a minute on 2 cores)"
+  say "configuring and building $BUILD_DIR (from scratch: about 5 minutes on 2 cores)"
 fi
 if [[ "$ISOSTENCIL_MPI" == mpich ]]; then configure+=(-DISOSTENCIL_MPI=mpich); fi
 # shellcheck disable=SC2206  # CMAKE_ARGS is a word list by design
