@@ -99,9 +99,7 @@ public:
   kernels::UpdateTimes advance(long steps) {
     kernels::UpdateTimes total;
     for (long s = 0; s < steps; ++s) {
-      const kernels::UpdateTimes times = update_->advance();
-      total.kernel += times.kernel;
-      total.halo += times.halo;
+      total += update_->advance();
     }
     return total;
   }

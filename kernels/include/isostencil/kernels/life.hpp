@@ -331,13 +331,11 @@ public:
       const detail::LifeUpdate<D> update{fields_[current_], fields_[1 - current_], stride_, table_};
       const UpdateTimes times = apply_with_halo<D>(
           plan_, halos_[static_cast<std::size_t>(current_)], options_.overlap, update);
-      total.kernel += times.kernel;
-      total.halo += times.halo;
+      total += times;
       current_ = 1 - current_;
       ++generation_;
     }
-    times_.kernel += total.kernel;
-    times_.halo += total.halo;
+    times_ += total;
     return total;
   }
 

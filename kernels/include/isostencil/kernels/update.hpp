@@ -398,6 +398,11 @@ void reduce_cells(const std::string& label, const Box<D>& box, const Functor& fu
 struct UpdateTimes {
   double kernel = 0;
   double halo = 0;  ///< time spent in start/wait (exposed communication)
+  UpdateTimes& operator+=(const UpdateTimes& other) {
+    kernel += other.kernel;
+    halo += other.halo;
+    return *this;
+  }
 };
 
 /// Planes (dimension 0) of the inner box are updated in about this many
