@@ -264,7 +264,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
       kernels::UpdateTimes t;
       if (variant == "mdrange")
         t = kernels::detail::run_with_halo(
-            plan, halos[current], overlap,
+            plan, halos[current], overlap, false,
             [&](const std::string& label, const kernels::Box<3>& box) {
               kernels::for_each_cell_mdrange<3>(label, box, functor);
             });

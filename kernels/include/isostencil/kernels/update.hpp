@@ -59,7 +59,8 @@ struct Box {
   long cells() const {
     if (empty()) return 0;
     long n = 1;
-    for (int j = 0; j < D; ++j) n *= end[j] - begin[j];
+    for (int j = 0; j < D; ++j)
+      n *= end[j] - begin[j];
     return n;
   }
 };
@@ -359,7 +360,8 @@ void for_each_cell(const std::string& label, const Box<D>& box, const Functor& f
       }
     }
     const detail::RowItems<D> items(box);
-    Kokkos::parallel_for(label, Policy(0, items.count), detail::RowLoop<D, Functor>{functor, items});
+    Kokkos::parallel_for(label, Policy(0, items.count),
+                         detail::RowLoop<D, Functor>{functor, items});
   } else {
     for_each_cell_mdrange<D, Functor, ExecutionSpace>(label, box, functor);
   }
@@ -369,7 +371,8 @@ void for_each_cell(const std::string& label, const Box<D>& box, const Functor& f
 /// with `+=` (so several boxes accumulate): rows on host spaces, MDRange on
 /// devices.
 template <int D, class Value, class Functor, class ExecutionSpace = Kokkos::DefaultExecutionSpace>
-void reduce_cells(const std::string& label, const Box<D>& box, const Functor& functor, Value& result) {
+void reduce_cells(const std::string& label, const Box<D>& box, const Functor& functor,
+                  Value& result) {
   if (box.empty()) return;
   if constexpr (detail::runs_on_host<ExecutionSpace>) {
     using Policy = detail::HostItemPolicy<ExecutionSpace>;
@@ -429,6 +432,31 @@ UpdatePlan<D> plan_update(const core::Grid<D>& grid, const std::string& label) {
 }
 
 namespace detail {
+/// The inner box in the slabs of the overlap loop, then the planes below and
+/// above it, then the shell of the inner planes: the one fixed cut of the
+/// interior that reductions use (see run_with_halo).
+template <int D, class RunBox>
+void run_fixed_boxes(const UpdatePlan<D>& plan, const RunBox& run_box) {
+  const Box<D>& interior = plan.split.interior;
+  const Box<D>& inner = plan.split.inner;
+  for (int done = inner.begin[0]; done < inner.end[0];) {
+    Box<D> slab = inner;
+    slab.begin[0] = done;
+    slab.end[0] = done + plan.slab < inner.end[0] ? done + plan.slab : inner.end[0];
+    run_box(plan.inner_label, slab);
+    done = slab.end[0];
+  }
+  Box<D> below = interior, above = interior, planes = interior;
+  below.end[0] = inner.begin[0];
+  above.begin[0] = inner.end[0];
+  planes.begin[0] = inner.begin[0];
+  planes.end[0] = inner.end[0];
+  if (!below.empty()) run_box(plan.shell_label, below);
+  if (!above.empty()) run_box(plan.shell_label, above);
+  if (!planes.empty())
+    peel(planes, inner, 1, [&](const Box<D>& box) { run_box(plan.shell_label, box); });
+}
+
 /// The overlap logic shared by every update: run_box(label, box) runs the
 /// kernel on a box; device work is fenced before MPI (by the exchange) and
 /// before returning.
@@ -439,12 +467,28 @@ namespace detail {
 /// interior width); only the planes done before that need the boundary
 /// shell, whose slabs in the last dimension are strided and cost far more
 /// per cell than whole rows. Each interior cell is still run exactly once.
+///
+/// With `fixed_boxes` (reductions) the interior is always cut into the same
+/// boxes, run in the same order — every inner slab, then the planes below
+/// and above, then the shell — whether or not overlap is on and whenever the
+/// exchange completes, so that a floating-point sum comes out bit-identical
+/// from run to run. Without it the cut would follow the message timing.
 template <int D, class RunBox>
 UpdateTimes run_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, bool overlap,
-                          const RunBox& run_box) {
+                          bool fixed_boxes, const RunBox& run_box) {
   UpdateTimes times;
   const Box<D>& interior = plan.split.interior;
   const Box<D>& inner = plan.split.inner;
+  if (fixed_boxes && !overlap && !inner.empty()) {
+    const double t0 = MPI_Wtime();
+    halo.run();
+    const double t1 = MPI_Wtime();
+    run_fixed_boxes(plan, run_box);
+    Kokkos::fence();
+    times.halo = t1 - t0;
+    times.kernel = MPI_Wtime() - t1;
+    return times;
+  }
   if (!overlap || inner.empty()) {
     const double t0 = MPI_Wtime();
     halo.run();
@@ -467,14 +511,14 @@ UpdateTimes run_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, b
   // complete once `arrived`.
   int done = inner.begin[0];
   bool arrived = false;
-  while (done < inner.end[0] && !arrived) {
+  while (done < inner.end[0] && (fixed_boxes || !arrived)) {
     Box<D> slab = inner;
     slab.begin[0] = done;
     slab.end[0] = done + plan.slab < inner.end[0] ? done + plan.slab : inner.end[0];
     run_box(plan.inner_label, slab);
     done = slab.end[0];
     lap(times.kernel);
-    if (done < inner.end[0]) {
+    if (done < inner.end[0] && !arrived) {
       arrived = halo.test();
       lap(times.halo);
     }
@@ -509,19 +553,22 @@ UpdateTimes run_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, b
 template <int D, class Functor>
 UpdateTimes apply_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo, bool overlap,
                             const Functor& functor) {
-  return detail::run_with_halo(plan, halo, overlap, [&](const std::string& label, const Box<D>& box) {
-    for_each_cell<D>(label, box, functor);
-  });
+  return detail::run_with_halo(
+      plan, halo, overlap, false,
+      [&](const std::string& label, const Box<D>& box) { for_each_cell<D>(label, box, functor); });
 }
 
 /// apply_with_halo for a functor(Index<D>, Value&) that also reduces: the
-/// values of all interior cells are combined into `result` with `+=`.
+/// values of all interior cells are combined into `result` with `+=`, in an
+/// order that depends on the grid alone (not on overlap or message timing),
+/// so floating-point results repeat bit for bit.
 template <int D, class Value, class Functor>
 UpdateTimes apply_reduce_with_halo(const UpdatePlan<D>& plan, core::HaloExchange& halo,
                                    bool overlap, const Functor& functor, Value& result) {
-  return detail::run_with_halo(plan, halo, overlap, [&](const std::string& label, const Box<D>& box) {
-    reduce_cells<D>(label, box, functor, result);
-  });
+  return detail::run_with_halo(plan, halo, overlap, true,
+                               [&](const std::string& label, const Box<D>& box) {
+                                 reduce_cells<D>(label, box, functor, result);
+                               });
 }
 
 /// apply_with_halo planning on each call (for one-off updates; loops keep an
