@@ -14,3 +14,20 @@ if(ISOSTENCIL_SANITIZE)
   add_compile_options(-fsanitize=${ISOSTENCIL_SANITIZE} -fno-omit-frame-pointer)
   add_link_options(-fsanitize=${ISOSTENCIL_SANITIZE})
 endif()
+
+# Instrumented tests run several times slower (ASan + UBSan: 2-5x, more for
+# oversubscribed ranks). Rather than loosen the normal build's limits, a
+# sanitized build multiplies every test's TIMEOUT by this factor and hands it
+# to the tests as ISOSTENCIL_TEST_TIME_SCALE, which wall-clock assertions read
+# through iso_test::time_scale() (cmake/IsostencilTesting.cmake,
+# tests/support/time_scale.hpp).
+if(ISOSTENCIL_SANITIZE)
+  set(_iso_time_scale_default 4)
+else()
+  set(_iso_time_scale_default 1)
+endif()
+set(ISOSTENCIL_TEST_TIME_SCALE ${_iso_time_scale_default} CACHE STRING
+    "Integer factor on every test's TIMEOUT and wall-clock limits (4 in sanitized builds)")
+if(NOT ISOSTENCIL_TEST_TIME_SCALE MATCHES "^[1-9][0-9]*$")
+  message(FATAL_ERROR "ISOSTENCIL_TEST_TIME_SCALE must be a positive integer, not '${ISOSTENCIL_TEST_TIME_SCALE}'")
+endif()
