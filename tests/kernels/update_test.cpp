@@ -73,8 +73,10 @@ TEST(Update, OverlapEqualsNoOverlap) {
   auto halo = grid.halo_exchange(u);
   for (bool overlap : {true, false}) {
     auto out = overlap ? with : without;
+    // min_overlap_cells 0: the overlapped path whatever the local size.
     kernels::apply_with_halo<3>(
-        grid, halo, "box sum", overlap, KOKKOS_LAMBDA(const kernels::Index<3>& x) {
+        kernels::plan_update(grid, "box sum", 0), halo, overlap,
+        KOKKOS_LAMBDA(const kernels::Index<3>& x) {
           double sum = 0;
           for (int a = -1; a <= 1; ++a)
             for (int b = -1; b <= 1; ++b)
@@ -99,7 +101,8 @@ void check_each_cell_once(const core::Grid<D>& grid) {
   for (bool overlap : {false, true}) {
     Kokkos::deep_copy(marks, 0);
     kernels::apply_with_halo<D>(
-        grid, halo, "count", overlap, KOKKOS_LAMBDA(const kernels::Index<D>& x) {
+        kernels::plan_update(grid, "count", 0), halo, overlap,
+        KOKKOS_LAMBDA(const kernels::Index<D>& x) {
           int* cell = &marks.access(x[0], D > 1 ? x[1] : 0, D > 2 ? x[2] : 0, D > 3 ? x[3] : 0);
           Kokkos::atomic_add(cell, 1);
         });
@@ -150,7 +153,7 @@ void check_reduction_repeats(const core::Grid<D>& grid) {
                (1 + 1e-14 * static_cast<double>(g % 977));
       });
   auto halo = grid.halo_exchange(u);
-  const auto plan = kernels::plan_update(grid, "sum");
+  const auto plan = kernels::plan_update(grid, "sum", 0);
   std::vector<double> sums;
   for (int repeat = 0; repeat < 20; ++repeat)
     for (bool overlap : {false, true}) {
@@ -168,6 +171,21 @@ void check_reduction_repeats(const core::Grid<D>& grid) {
     differ += sum != sums.front();
   EXPECT_TRUE(iso_test::all_ranks(differ == 0))
       << differ << " of " << sums.size() << " sums differ";
+}
+
+// Below overlap_min_cells (per rank) a plan refuses overlap; a caller may
+// lower the limit.
+TEST(Update, SmallInteriorsDoNotOverlap) {
+  const long size = iso_test::world_size();
+  core::Grid<3> small(MPI_COMM_WORLD, {6 * size, 6, 6}, {true, true, true},
+                      core::Stencil::star(3, 1));
+  EXPECT_LT(kernels::split_interior(small).interior.cells(), kernels::overlap_min_cells);
+  EXPECT_FALSE(kernels::plan_update(small, "small").overlap_pays);
+  EXPECT_TRUE(kernels::plan_update(small, "small", 0).overlap_pays);
+  core::Grid<3> big(MPI_COMM_WORLD, {16 * size, 16, 16}, {true, true, true},
+                    core::Stencil::star(3, 1));
+  EXPECT_GE(kernels::split_interior(big).interior.cells(), kernels::overlap_min_cells);
+  EXPECT_TRUE(kernels::plan_update(big, "big").overlap_pays);
 }
 
 TEST(Update, ReductionRepeatsBitForBit) {
