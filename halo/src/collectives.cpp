@@ -103,6 +103,31 @@ BlockDesc staging_shape(const BlockDesc& block) {
 }
 }  // namespace
 
+// memcpy for the few bytes of a small collective's blocks without a library
+// call (at 1-8 B blocks a 3-D Moore torus alltoall makes ~50 of them per
+// start); src and dst never overlap.
+static inline void copy_bytes(char* to, const char* from, std::size_t bytes) {
+  if (bytes > 16) {
+    std::memcpy(to, from, bytes);
+  } else if (bytes >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + bytes - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + bytes - 8, &tail, 8);
+  } else if (bytes >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + bytes - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + bytes - 4, &tail, 4);
+  } else if (bytes > 0) {
+    to[0] = from[0];
+    to[bytes / 2] = from[bytes / 2];
+    to[bytes - 1] = from[bytes - 1];
+  }
+}
+
 // A block copied inside the process instead of sent to itself: raw bytes when
 // both sides are contiguous, else packed from one layout and unpacked into
 // the other through the bounce buffer.
@@ -179,7 +204,7 @@ struct Operation::Impl {
 
   void move(const LocalMove& m) {
     if (m.raw) {
-      std::memcpy(reinterpret_cast<void*>(m.to), reinterpret_cast<const void*>(m.from), m.bytes);
+      copy_bytes(reinterpret_cast<char*>(m.to), reinterpret_cast<const char*>(m.from), m.bytes);
       return;
     }
     // A contiguous side (no type) is read or written in place: one MPI call,
@@ -382,27 +407,207 @@ MPI_Datatype contiguous_element(const BlockDesc& block) {
   return dense ? element : MPI_DATATYPE_NULL;
 }
 
+// A run of bytes: where it starts (absolute, or relative to an element's
+// address) and how long it is.
+struct Run {
+  MPI_Aint address;
+  MPI_Aint bytes;
+};
+
+// Appends a run, merged with the previous one where they touch.
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes) {
+  if (bytes <= 0) return;
+  if (!runs.empty() && runs.back().address + runs.back().bytes == address) runs.back().bytes += bytes;
+  else runs.push_back({address, bytes});
+}
+
+// A datatype's constructor arguments; frees the derived types MPI hands out.
+struct Contents {
+  int combiner = MPI_COMBINER_NAMED;
+  std::vector<int> ints;
+  std::vector<MPI_Aint> addrs;
+  std::vector<MPI_Datatype> types;
+  explicit Contents(MPI_Datatype type) {
+    int integers = 0, addresses = 0, count = 0;
+    ISO_MPI_CHECK(MPI_Type_get_envelope(type, &integers, &addresses, &count, &combiner));
+    if (combiner == MPI_COMBINER_NAMED) return;
+    ints.resize(static_cast<std::size_t>(integers));
+    addrs.resize(static_cast<std::size_t>(addresses));
+    types.resize(static_cast<std::size_t>(count));
+    ISO_MPI_CHECK(MPI_Type_get_contents(type, integers, addresses, count, ints.data(), addrs.data(), types.data()));
+  }
+  Contents(const Contents&) = delete;
+  Contents& operator=(const Contents&) = delete;
+  ~Contents() {
+    for (MPI_Datatype& type : types) {
+      int integers = 0, addresses = 0, count = 0, kind = MPI_COMBINER_NAMED;
+      MPI_Type_get_envelope(type, &integers, &addresses, &count, &kind);
+      if (kind != MPI_COMBINER_NAMED) MPI_Type_free(&type);
+    }
+  }
+};
+
+// The byte runs one element of a datatype covers, relative to its address,
+// in type-map order (the order MPI packs them), touching runs merged. Lets
+// small messages and local moves be plain memcpy's of runs computed once at
+// init instead of a walk of MPI's datatype engine at every start. False for
+// layouts not looked into (darray, Fortran types, named types with holes) or
+// more than `budget` runs: callers keep the datatype path.
+class Flattener {
+public:
+  explicit Flattener(std::size_t budget) : budget_(budget) {}
+
+  bool runs_of(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
+    if (depth > 32) return false;
+    const Contents c(type);
+    // `copies` consecutive elements of `old` at each displacement.
+    auto place = [&](MPI_Datatype old, const std::vector<std::pair<MPI_Aint, long>>& blocks) {
+      std::vector<Run> pattern;
+      if (!runs_of(old, pattern, depth + 1)) return false;
+      const MPI_Aint extent = type_info(old).extent;
+      const bool dense = pattern.size() == 1 && pattern[0].address == 0 && pattern[0].bytes == extent;
+      for (const auto& [displacement, copies] : blocks) {
+        if (dense) {
+          append_run(out, displacement, extent * copies);
+        } else {
+          for (long k = 0; k < copies; ++k)
+            for (const Run& run : pattern) append_run(out, displacement + k * extent + run.address, run.bytes);
+        }
+        if (out.size() > budget_) return false;
+      }
+      return true;
+    };
+    std::vector<std::pair<MPI_Aint, long>> where;
+    const int n = c.ints.empty() ? 0 : c.ints[0];
+    switch (c.combiner) {
+      case MPI_COMBINER_NAMED: {
+        const TypeInfo info = type_info(type);
+        if (info.size != info.extent || info.true_lb != 0) return false;
+        append_run(out, 0, info.size);
+        return out.size() <= budget_;
+      }
+      case MPI_COMBINER_DUP: case MPI_COMBINER_RESIZED:
+        return place(c.types[0], {{0, 1}});
+      case MPI_COMBINER_CONTIGUOUS:
+        return place(c.types[0], {{0, n}});
+      case MPI_COMBINER_VECTOR: case MPI_COMBINER_HVECTOR: {
+        const MPI_Aint stride = c.combiner == MPI_COMBINER_VECTOR
+                                    ? static_cast<MPI_Aint>(c.ints[2]) * type_info(c.types[0]).extent
+                                    : c.addrs[0];
+        for (int i = 0; i < n; ++i) where.emplace_back(i * stride, c.ints[1]);
+        return place(c.types[0], where);
+      }
+      case MPI_COMBINER_INDEXED: case MPI_COMBINER_HINDEXED: {
+        const MPI_Aint extent = type_info(c.types[0]).extent;
+        for (int i = 0; i < n; ++i)
+          where.emplace_back(c.combiner == MPI_COMBINER_INDEXED ? c.ints[1 + n + i] * extent : c.addrs[i],
+                             c.ints[1 + i]);
+        return place(c.types[0], where);
+      }
+      case MPI_COMBINER_INDEXED_BLOCK: case MPI_COMBINER_HINDEXED_BLOCK: {
+        const MPI_Aint extent = type_info(c.types[0]).extent;
+        for (int i = 0; i < n; ++i)
+          where.emplace_back(c.combiner == MPI_COMBINER_INDEXED_BLOCK ? c.ints[2 + i] * extent : c.addrs[i],
+                             c.ints[1]);
+        return place(c.types[0], where);
+      }
+      case MPI_COMBINER_STRUCT:
+        for (int i = 0; i < n; ++i)
+          if (!place(c.types[i], {{c.addrs[i], c.ints[1 + i]}})) return false;
+        return true;
+      case MPI_COMBINER_SUBARRAY: {
+        const int* sizes = &c.ints[1];
+        const int* subsizes = &c.ints[1 + n];
+        const int* starts = &c.ints[1 + 2 * n];
+        const bool c_order = c.ints[1 + 3 * n] == MPI_ORDER_C;
+        if (n == 0) return true;
+        // Dimensions from slowest to fastest varying; rows along the fastest.
+        std::vector<int> dim(static_cast<std::size_t>(n));
+        for (int k = 0; k < n; ++k) dim[static_cast<std::size_t>(k)] = c_order ? k : n - 1 - k;
+        std::vector<MPI_Aint> stride(static_cast<std::size_t>(n));
+        MPI_Aint step = type_info(c.types[0]).extent;
+        for (int k = n - 1; k >= 0; --k) {
+          stride[static_cast<std::size_t>(k)] = step;
+          step *= sizes[dim[static_cast<std::size_t>(k)]];
+        }
+        for (int k = 0; k < n; ++k)
+          if (subsizes[k] == 0) return true;
+        std::vector<int> index(static_cast<std::size_t>(n), 0);
+        const int fast = dim[static_cast<std::size_t>(n - 1)];
+        while (true) {
+          MPI_Aint at = 0;
+          for (int k = 0; k < n; ++k)
+            at += static_cast<MPI_Aint>(starts[dim[static_cast<std::size_t>(k)]] + index[static_cast<std::size_t>(k)]) *
+                  stride[static_cast<std::size_t>(k)];
+          where.emplace_back(at, subsizes[fast]);
+          if (where.size() > budget_) return false;
+          int k = n - 2;
+          while (k >= 0 && ++index[static_cast<std::size_t>(k)] == subsizes[dim[static_cast<std::size_t>(k)]])
+            index[static_cast<std::size_t>(k--)] = 0;
+          if (k < 0) break;
+        }
+        return place(c.types[0], where);
+      }
+      default:
+        return false;
+    }
+  }
+
+private:
+  std::size_t budget_;
+};
+
 // What build() asks of a block's datatype, looked up once per datatype (a
 // schedule has thousands of entries but few distinct types).
 class TypeFacts {
 public:
   MPI_Datatype element(const BlockDesc& block) { return of(block).element; }
   long bytes(const BlockDesc& block) { return static_cast<long>(block.count) * of(block).size; }
+  /// The one predefined type the block is made of (MPI_DATATYPE_NULL: several).
+  MPI_Datatype leaf(const BlockDesc& block) {
+    Facts& facts = of(block);
+    if (!facts.leaf_known) facts.leaf = single_leaf_type(block.type), facts.leaf_known = true;
+    return facts.leaf;
+  }
+  /// Appends the block's byte runs at their absolute addresses; false when
+  /// its layout is not flattened (or has more than run_budget runs).
+  bool append_runs(const BlockDesc& block, std::vector<Run>& out) {
+    Facts& facts = of(block);
+    if (!facts.runs_known) {
+      Flattener flattener(run_budget);
+      facts.runs_ok = flattener.runs_of(block.type, facts.runs);
+      facts.extent = type_info(block.type).extent;
+      facts.runs_known = true;
+    }
+    if (!facts.runs_ok) return false;
+    for (long k = 0; k < block.count; ++k) {
+      for (const Run& run : facts.runs) append_run(out, block.address + k * facts.extent + run.address, run.bytes);
+      if (out.size() > run_budget) return false;
+    }
+    return true;
+  }
+  static constexpr std::size_t run_budget = 16384;
 
 private:
   struct Facts {
-    MPI_Datatype type, element;
-    int size;
+    MPI_Datatype type = MPI_DATATYPE_NULL, element = MPI_DATATYPE_NULL;
+    int size = 0;
+    bool leaf_known = false, runs_known = false, runs_ok = false;
+    MPI_Datatype leaf = MPI_DATATYPE_NULL;
+    MPI_Aint extent = 0;
+    std::vector<Run> runs;
   };
-  const Facts& of(const BlockDesc& block) {
-    for (const Facts& known : known_)
+  Facts& of(const BlockDesc& block) {
+    for (Facts& known : known_)
       if (known.type == block.type) return known;
     int size = 0;
     ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
-    known_.push_back({block.type, contiguous_element(block), size});
+    Facts facts;
+    facts.type = block.type, facts.element = contiguous_element(block), facts.size = size;
+    known_.push_back(std::move(facts));
     return known_.back();
   }
-  std::vector<Facts> known_;
+  std::deque<Facts> known_;  // stable references
 };
 
 // Algorithm::mpi: the library's neighborhood collective over an adjacent
@@ -552,60 +757,72 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
   const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
 
-  const long pack_limit = 16384;
+  // Below the shared-memory eager limit (Open MPI's vader: 4 KiB with its
+  // header) a packed image beat the datatype by 1.1-2x in
+  // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
+  // datatype was 1.3-2x faster (docs/benchmarks.md, "Small messages").
+  const long pack_limit = 4000;
   TypeFacts facts;
   auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
                           int recv_rank, int round_index) {
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
-    // Messages of contiguous blocks travel as plain elements: one block from
-    // its place, several (up to pack_limit bytes) through a contiguous image
-    // that the step fills before it starts (sends) or empties once done
-    // (receives). MPI's datatype engine costs more than these copies per
-    // entry; larger images measured slower than the datatype path (Open MPI
-    // 4.1, shared memory with CMA: 3-4x at 64 KiB, docs/benchmarks.md).
-    // The message keeps its type signature: n elements of the blocks' one
-    // predefined type, as the datatype it replaces.
+    // Messages made of one predefined type travel as plain elements: a
+    // single run of bytes from its place, several runs (up to pack_limit
+    // bytes; runs flattened from the block datatypes at init) through a
+    // contiguous image that the step fills before it starts (sends) or
+    // empties once done (receives): for small messages MPI's datatype
+    // engine costs more per run than these memcpy's. The message keeps its
+    // type signature, n elements of the blocks' one predefined type, as the
+    // datatype it replaces, so either side may take either path.
     auto plain = [&](const std::vector<BlockRef>& entries, bool sending) -> bool {
       long total = 0;
       int pieces = 0;
+      bool contiguous = true;
       MPI_Datatype element = MPI_DATATYPE_NULL;
       for (BlockRef ref : entries) {
         const BlockDesc& block = buffers.at(ref);
         const long bytes = facts.bytes(block);
         if (bytes == 0) continue;
-        const MPI_Datatype leaf = facts.element(block);
+        MPI_Datatype leaf = facts.element(block);
+        if (leaf == MPI_DATATYPE_NULL) {
+          contiguous = false;
+          leaf = facts.leaf(block);
+        }
         if (leaf == MPI_DATATYPE_NULL || (element != MPI_DATATYPE_NULL && leaf != element)) return false;
         element = leaf;
         total += bytes;
         ++pieces;
       }
-      if (pieces == 0 || (pieces > 1 && total > pack_limit)) return false;
+      if (pieces == 0 || ((pieces > 1 || !contiguous) && total > pack_limit)) return false;
       int element_size = 1;
       ISO_MPI_CHECK(MPI_Type_size(element, &element_size));
+      if (element_size <= 0 || total % element_size != 0) return false;
+      std::vector<Run> runs;
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        if (facts.bytes(block) == 0) continue;
+        if (facts.element(block) != MPI_DATATYPE_NULL) append_run(runs, block.address, facts.bytes(block));
+        else if (!facts.append_runs(block, runs)) return false;
+      }
       const int elements = static_cast<int>(total / element_size);
       const int peer = sending ? send_rank : recv_rank;
       void* where = nullptr;
-      if (pieces == 1) {
-        for (BlockRef ref : entries)
-          if (facts.bytes(buffers.at(ref)) > 0) where = reinterpret_cast<void*>(buffers.at(ref).address);
+      if (runs.size() == 1) {
+        where = reinterpret_cast<void*>(runs[0].address);
       } else {
         impl->packed.emplace_back(static_cast<std::size_t>(total));
         char* image = impl->packed.back().data();
         where = image;
-        std::size_t offset = 0;
-        for (BlockRef ref : entries) {
-          const BlockDesc& block = buffers.at(ref);
-          const std::size_t bytes = static_cast<std::size_t>(facts.bytes(block));
-          if (bytes == 0) continue;
+        MPI_Aint at = address_of(image);
+        for (const Run& run : runs) {
           LocalMove m;
-          m.raw = true, m.bytes = bytes;
-          const MPI_Aint at = address_of(image + offset);
-          m.from = sending ? block.address : at;
-          m.to = sending ? at : block.address;
+          m.raw = true, m.bytes = static_cast<std::size_t>(run.bytes);
+          m.from = sending ? run.address : at;
+          m.to = sending ? at : run.address;
           (sending ? impl->moves : impl->unpacks).push_back(m);
-          offset += bytes;
+          at += run.bytes;
         }
       }
       impl->requests.push_back(MPI_REQUEST_NULL);
@@ -635,8 +852,42 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
   // copies; false (nothing added) where a pair's sizes differ, so that MPI
   // reports the mismatch as for any message.
   std::size_t bounce_bytes = 0;
+  std::size_t merge_floor = 0;  // moves before this index stay as they are
+  // A move between layouts that flatten: one memcpy per pair of runs, in
+  // type-map order on both sides (what MPI_Pack then MPI_Unpack would do,
+  // in one pass and without the datatype engine).
+  auto flat_move = [&](const BlockDesc& source, const BlockDesc& target, std::size_t bytes) {
+    std::vector<Run> from, to;
+    if (!facts.append_runs(source, from) || !facts.append_runs(target, to)) return false;
+    std::size_t total_from = 0, total_to = 0;
+    for (const Run& run : from) total_from += static_cast<std::size_t>(run.bytes);
+    for (const Run& run : to) total_to += static_cast<std::size_t>(run.bytes);
+    if (total_from != bytes || total_to != bytes) return false;
+    std::size_t a = 0, b = 0;
+    MPI_Aint done_a = 0, done_b = 0;  // bytes of from[a] / to[b] already paired
+    while (a < from.size() && b < to.size()) {
+      const MPI_Aint length = std::min(from[a].bytes - done_a, to[b].bytes - done_b);
+      const MPI_Aint source_at = from[a].address + done_a, target_at = to[b].address + done_b;
+      // Merge with the step's previous copy where both sides continue it.
+      const bool merge = impl->moves.size() > std::max(merge_floor, static_cast<std::size_t>(impl->move_begin.back())) &&
+                         impl->moves.back().raw &&
+                         impl->moves.back().from + static_cast<MPI_Aint>(impl->moves.back().bytes) == source_at &&
+                         impl->moves.back().to + static_cast<MPI_Aint>(impl->moves.back().bytes) == target_at;
+      if (merge) {
+        impl->moves.back().bytes += static_cast<std::size_t>(length);
+      } else {
+        LocalMove m;
+        m.raw = true, m.from = source_at, m.to = target_at, m.bytes = static_cast<std::size_t>(length);
+        impl->moves.push_back(m);
+      }
+      if ((done_a += length) == from[a].bytes) ++a, done_a = 0;
+      if ((done_b += length) == to[b].bytes) ++b, done_b = 0;
+    }
+    return true;
+  };
   auto add_moves = [&](const std::vector<BlockRef>& from, const std::vector<BlockRef>& to) {
     const std::size_t before = impl->moves.size();
+    merge_floor = before;
     for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) {
       const BlockDesc& source = buffers.at(from[k]);
       const BlockDesc& target = buffers.at(to[k]);
@@ -650,6 +901,7 @@ std::unique_ptr<Operation::Impl> build(const Neighborhood& neighborhood, Schedul
       m.from = source.address, m.to = target.address;
       m.bytes = static_cast<std::size_t>(bytes);
       m.raw = facts.element(source) != MPI_DATATYPE_NULL && facts.element(target) != MPI_DATATYPE_NULL;
+      if (!m.raw && flat_move(source, target, static_cast<std::size_t>(bytes))) continue;
       if (!m.raw) {
         // Our own types (the caller may free theirs after init), each side one
         // block placed relative to a non-null anchor, the operation itself:

@@ -408,6 +408,19 @@ TEST(CollectivesDifferential, HandPickedNeighborhoods) {
        rank_dependent(make_case(dims_create(2), {true, false}, moore(2, 2, false), 0, 12))},
       {"rank-dependent-double-layouts",
        rank_dependent(make_case(dims_create(3), {true, true, true}, moore(3, 1, true), 1, 24))},
+      // Around the small-message path's 4000-byte image limit
+      // (collectives.cpp): torus rounds of 9 blocks of 110 and 112 ints
+      // (3960 / 4032 B), strided, lower-bound-shifted and mixed types (rank
+      // dependent: 108 elements, a multiple of every layout's unit).
+      {"moore3d-pack-limit-below", make_case(dims_create(3), {true, true, true}, moore(3, 1, false), 0, 110)},
+      {"moore3d-pack-limit-above", make_case(dims_create(3), {true, false, true}, moore(3, 1, false), 0, 112)},
+      {"moore3d-pack-limit-vector-below",
+       make_case(dims_create(3), {true, true, false}, moore(3, 1, false), 4, 111)},
+      {"moore3d-pack-limit-vector-above", make_case(dims_create(3), {true, true, true}, moore(3, 1, false), 4, 114)},
+      {"moore3d-pack-limit-lb-below", make_case(dims_create(3), {true, true, true}, moore(3, 1, true), 6, 110)},
+      {"moore3d-pack-limit-lb-above", make_case(dims_create(3), {false, true, true}, moore(3, 1, true), 7, 112)},
+      {"moore3d-pack-limit-mixed", rank_dependent(make_case(dims_create(3), {true, true, true},
+                                                            moore(3, 1, false), 0, 108))},
   };
   for (const auto& [name, c] : cases)
     differential.check(c, name);

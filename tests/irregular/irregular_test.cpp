@@ -194,6 +194,42 @@ TEST(IrregularAlltoallw, Figure3BlockSizes) {
   EXPECT_EQ(failures, 0);
 }
 
+// Both sides of the small-message path's limits (halo/src/collectives.cpp):
+// messages of runs flattened from the datatypes travel through a contiguous
+// image up to 4000 bytes and with their datatype above; local moves are
+// memcpy's of runs up to 16384 runs and MPI_Pack/MPI_Unpack beyond. Uniform
+// block sizes put the message-combining rounds (about 9 blocks in 3-D, 3 in
+// 2-D) and single blocks just below and just above the limits, with every
+// block shape (holes, negative lower bounds, resized, subarrays), on tori and
+// meshes.
+TEST(IrregularAlltoallw, SizesAroundTheSmallMessageLimits) {
+  const int p = world_size();
+  int failures = 0;
+  struct Shape { int d; long ints; };
+  // 3-D rounds: 9 x 105 x 4 B = 3780 B and 9 x 115 x 4 B = 4140 B; 2-D
+  // rounds: 3 x 330 and 3 x 340 ints; single blocks of exactly 4000 and of
+  // 4004 bytes; 17000 ints (17000 runs where the shape has holes).
+  for (const Shape shape : {Shape{3, 105}, Shape{3, 115}, Shape{2, 330}, Shape{2, 340}, Shape{2, 1000},
+                            Shape{2, 1001}, Shape{2, 17000}}) {
+    const auto offsets = moore(shape.d, 1);
+    for (bool periodic : {true, false}) {
+      Case c = make_case("limits-d" + std::to_string(shape.d) + "-n" + std::to_string(shape.ints),
+                         dims_create(p, shape.d), all_periodic(shape.d, periodic), offsets);
+      const long n = shape.ints;
+      c.layout = w_layout(static_cast<int>(offsets.size()), [n](int, const std::vector<int>&) { return n; },
+                          60u + static_cast<unsigned>(n) + (periodic ? 1u : 0u));
+      if (!check_w(c, periodic ? 2 : 1)) ++failures;
+    }
+    Case v = make_case("v-limits-d" + std::to_string(shape.d) + "-n" + std::to_string(shape.ints),
+                       dims_create(p, shape.d), all_periodic(shape.d, true), offsets);
+    const long n = shape.ints;
+    v.layout = v_layout(static_cast<int>(offsets.size()), [n](int, const std::vector<int>&) { return n; },
+                        static_cast<int>((n / 10) % 2), 90u + static_cast<unsigned>(n));
+    if (!check_v(v, 1)) ++failures;
+  }
+  EXPECT_EQ(failures, 0);
+}
+
 TEST(IrregularAlltoallw, UnevenPerProcessSizes) {
   const int p = world_size();
   int failures = 0;
