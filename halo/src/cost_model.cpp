@@ -4,6 +4,7 @@
 #include "iso/error.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <memory>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <vector>
 
 namespace iso {
@@ -215,7 +217,14 @@ CostModel CostModel::load(const std::string& path) {
 
 void CostModel::save(const std::string& path) const {
   make_directories(path);
-  std::ofstream out(path);
+  // Written beside the target and renamed over it: a reader (another job on
+  // the same cache, or one racing a job killed mid-write) sees the old file or
+  // the new one whole, never a truncated figure that still parses. Something
+  // other than a regular file (/dev/stdout) is written in place.
+  struct stat existing {};
+  const bool in_place = stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode);
+  const std::string partial = in_place ? path : path + ".tmp." + std::to_string(getpid());
+  std::ofstream out(partial);
   out << "# isostencil cost model (seconds): round = alpha + beta*bytes + gamma*entries, messages of\n"
       << "# more than eager_limit bytes alpha_large + beta_large*bytes (eager_limit 0: one regime);\n"
       << "# copies inside the process beta_copy*bytes (0: beta);\n"
@@ -225,7 +234,10 @@ void CostModel::save(const std::string& path) const {
       << "\neager_limit = " << eager_limit << "\nalpha_large = " << alpha_large << "\nbeta_large = " << beta_large
       << "\nbeta_copy = " << beta_copy << "\n";
   out.close();
-  if (!out) throw Error("iso::CostModel::save: cannot write " + path);
+  if (!out || (!in_place && std::rename(partial.c_str(), path.c_str()) != 0)) {
+    if (!in_place) std::remove(partial.c_str());
+    throw Error("iso::CostModel::save: cannot write " + path);
+  }
 }
 
 CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {

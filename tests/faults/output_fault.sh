@@ -25,9 +25,14 @@ fi
 CASE=$1 NP=$2 MPIEXEC=$3 EXE=$4 DECK=$5 H5DIFF=$6 H5DUMP=$7 WORK=$8
 PREFLAGS=(${MPIEXEC_PREFLAGS:-})
 NAME=$(basename "$DECK" .toml)
-STEPS=100
-SETTINGS=(--set grid.extent=384,384 --set run.steps=$STEPS --set run.residual_every=10
-          --set output.every=10 --set output.checkpoint_every=10 --set halo.validate_every=0
+# 100 steps between writes: the directory must turn immutable (below) while
+# writes remain, and the poll that does it may wait for a core on a loaded
+# machine; with 10 steps between writes the run could end within 15 ms of its
+# first checkpoint, and a late chattr let it succeed.
+STEPS=1000
+EVERY=100
+SETTINGS=(--set grid.extent=384,384 --set run.steps=$STEPS --set run.residual_every=$EVERY
+          --set output.every=$EVERY --set output.checkpoint_every=$EVERY --set halo.validate_every=0
           --set output.dir=out)
 FINAL=$(printf '/step_%06d/u' $STEPS)
 # The output file grows by 1.1 MiB per output step, a checkpoint is 1.1 MiB;
