@@ -77,6 +77,114 @@ CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> per
   geometry_ = CartGeometry{std::move(dims), std::move(periodic)};
 }
 
+// The duplicate of a Cartesian communicator that its neighborhoods
+// communicate on, cached on it as an attribute. References: the attribute
+// (dropped when the parent is freed) and each neighborhood; the last one
+// frees the duplicate.
+struct detail::SharedComm {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int references = 0;
+  long next_tag = 0;  // tags reserved by all operations on `comm`
+};
+
+namespace {
+
+int shared_key = MPI_KEYVAL_INVALID;
+int live_shared = 0;  // caches alive: the key goes with the last one
+
+void drop_key_if_unused(bool in_callback) {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (--live_shared > 0 || finalized || shared_key == MPI_KEYVAL_INVALID) return;
+  // No cache left: the key goes too, so that a program's handle count comes
+  // back to where it was. Open MPI holds a non-recursive lock around delete
+  // callbacks when threads are in use; there the key stays for the run.
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (!in_callback || level < MPI_THREAD_MULTIPLE) MPI_Comm_free_keyval(&shared_key);
+}
+
+void release(detail::SharedComm* shared, bool in_callback) {
+  if (--shared->references > 0) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&shared->comm);
+  delete shared;
+  drop_key_if_unused(in_callback);
+}
+
+int parent_freed(MPI_Comm, int, void* value, void*) {
+  release(static_cast<detail::SharedComm*>(value), true);
+  return MPI_SUCCESS;
+}
+
+// The cached duplicate of `cart` with one more reference (collective the
+// first time: MPI_Comm_dup). Every rank finds the same state, as the cache
+// is made and dropped by collective calls on `cart`.
+detail::SharedComm* acquire(MPI_Comm cart) {
+  if (shared_key == MPI_KEYVAL_INVALID)
+    ISO_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, parent_freed, &shared_key, nullptr));
+  void* value = nullptr;
+  int found = 0;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(cart, shared_key, &value, &found));
+  if (found) {
+    auto* shared = static_cast<detail::SharedComm*>(value);
+    ++shared->references;
+    return shared;
+  }
+  auto* shared = new detail::SharedComm;
+  ++live_shared;
+  shared->references = 1;
+  const int duplicated = MPI_Comm_dup(cart, &shared->comm);
+  if (duplicated != MPI_SUCCESS) {
+    delete shared;
+    drop_key_if_unused(false);
+    ISO_MPI_CHECK(duplicated);
+  }
+  // Communication errors come back as codes and become iso::Error, instead
+  // of aborting the job from inside the library.
+  int attached = MPI_Comm_set_errhandler(shared->comm, MPI_ERRORS_RETURN);
+  if (attached == MPI_SUCCESS) attached = MPI_Comm_set_attr(cart, shared_key, shared);
+  if (attached != MPI_SUCCESS) {
+    release(shared, false);
+    ISO_MPI_CHECK(attached);
+  }
+  ++shared->references;  // the neighborhood's own, besides the parent's
+  return shared;
+}
+
+}  // namespace
+
+Neighborhood::~Neighborhood() {
+  if (shared_) release(shared_, false);
+}
+
+Neighborhood::Neighborhood(Neighborhood&& other) noexcept
+    : shared_(other.shared_),
+      comm_(other.comm_),
+      offsets_(std::move(other.offsets_)),
+      geometry_(std::move(other.geometry_)),
+      coords_(std::move(other.coords_)),
+      rank_(other.rank_),
+      schedules_(std::move(other.schedules_)) {
+  other.shared_ = nullptr;
+  other.comm_ = MPI_COMM_NULL;
+}
+
+Neighborhood& Neighborhood::operator=(Neighborhood&& other) noexcept {
+  if (this != &other) {
+    if (shared_) release(shared_, false);
+    shared_ = other.shared_, comm_ = other.comm_;
+    other.shared_ = nullptr, other.comm_ = MPI_COMM_NULL;
+    offsets_ = std::move(other.offsets_);
+    geometry_ = std::move(other.geometry_);
+    coords_ = std::move(other.coords_);
+    rank_ = other.rank_;
+    schedules_ = std::move(other.schedules_);
+  }
+  return *this;
+}
+
 Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const NeighborhoodOptions& options)
     : offsets_(std::move(offsets)) {
   const char* where = "iso::Neighborhood";
@@ -100,42 +208,39 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
     if (offsets_.size() == 0) offsets_ = OffsetList(std::max(d, 1), {});
   }
   if (options.verify) {
-    // One allgather of (error, hash, s, d) names the ranks that disagree.
-    int size = 1;
-    ISO_MPI_CHECK(MPI_Comm_size(cart, &size));
+    // One allreduce of (error, largest hash, complement of the smallest):
+    // all agree unless an error or two different hashes show. Only then an
+    // allgather names the ranks that disagree.
     const std::uint64_t hash = offsets_.hash() ^ (geometry_.hash() * 31u);
-    std::int64_t mine[4] = {error.empty() ? 0 : 1, static_cast<std::int64_t>(hash), offsets_.size(), d};
-    std::vector<std::int64_t> all(4 * static_cast<std::size_t>(size));
-    ISO_MPI_CHECK(MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, cart));
-    bool any_error = false;
-    for (int r = 0; r < size; ++r) any_error = any_error || all[4 * r] != 0;
-    if (any_error) {
-      detail::agree_on_errors(cart, where, error);
-    }
-    std::string differing;
-    int count = 0;
-    for (int r = 1; r < size; ++r) {
-      if (all[4 * r + 1] == all[1]) continue;
-      if (count < 8)
-        differing += (count ? ", " : "") + std::to_string(r) + " (" + std::to_string(all[4 * r + 2]) + " offsets)";
-      ++count;
-    }
-    if (count > 0)
+    std::int64_t summary[3] = {error.empty() ? 0 : 1, static_cast<std::int64_t>(hash), ~static_cast<std::int64_t>(hash)};
+    ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, summary, 3, MPI_INT64_T, MPI_MAX, cart));
+    if (summary[0] != 0) detail::agree_on_errors(cart, where, error);
+    if (summary[1] != ~summary[2]) {
+      int size = 1;
+      ISO_MPI_CHECK(MPI_Comm_size(cart, &size));
+      std::int64_t mine[3] = {static_cast<std::int64_t>(hash), offsets_.size(), d};
+      std::vector<std::int64_t> all(3 * static_cast<std::size_t>(size));
+      ISO_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, cart));
+      std::string differing;
+      int count = 0;
+      for (int r = 1; r < size; ++r) {
+        if (all[3 * r] == all[0]) continue;
+        if (count < 8)
+          differing += (count ? ", " : "") + std::to_string(r) + " (" + std::to_string(all[3 * r + 1]) + " offsets)";
+        ++count;
+      }
       throw Error(std::string(where) + ": the neighborhood differs between ranks: rank 0 passed " +
-                  std::to_string(all[2]) + " offsets in " + std::to_string(all[3]) + "-D; " +
+                  std::to_string(all[1]) + " offsets in " + std::to_string(all[2]) + "-D; " +
                   std::to_string(count) + " rank(s) passed a different offset list, order or process grid: " +
                   differing + (count > 8 ? ", ..." : "") +
                   "; every rank must pass the same offsets in the same order");
+    }
   } else {
     detail::agree_on_errors(cart, where, error);
   }
-  MPI_Comm dup = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_dup(cart, &dup));
-  comm_ = Comm(dup);
-  // Communication errors come back as codes and become iso::Error, instead of
-  // aborting the job from inside the library.
-  ISO_MPI_CHECK(MPI_Comm_set_errhandler(comm_.get(), MPI_ERRORS_RETURN));
-  ISO_MPI_CHECK(MPI_Comm_rank(comm_.get(), &rank_));
+  shared_ = acquire(cart);
+  comm_ = shared_->comm;
+  ISO_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
 }
 
 const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collective) const {
@@ -149,11 +254,11 @@ const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collectiv
 int Neighborhood::reserve_tags(int count) const {
   int flag = 0;
   int* upper = nullptr;
-  ISO_MPI_CHECK(MPI_Comm_get_attr(comm_.get(), MPI_TAG_UB, &upper, &flag));
+  ISO_MPI_CHECK(MPI_Comm_get_attr(comm_, MPI_TAG_UB, &upper, &flag));
   const long limit = (flag && upper) ? *upper : 32767;
-  if (count < 0 || next_tag_ + count - 1 > limit) return -1;
-  const long first = next_tag_;
-  next_tag_ += count;
+  if (!shared_ || count < 0 || shared_->next_tag + count - 1 > limit) return -1;
+  const long first = shared_->next_tag;
+  shared_->next_tag += count;
   return static_cast<int>(first);
 }
 

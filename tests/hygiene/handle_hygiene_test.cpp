@@ -331,7 +331,15 @@ TEST_F(HandleHygiene, HaloExchangesFreeTheirHandles) {
       b[static_cast<std::size_t>(i)] = -a[static_cast<std::size_t>(i)];
     }
     const iso::OffsetList directions = iso::stencil_directions(iso::OffsetList::moore(d, 1));
+    // Neighborhoods on a communicator share one duplicate of it, cached on it
+    // and freed with it (one communicator and one attribute key, checked
+    // against `start` below): made here, so that every exchange must give
+    // back exactly what it made.
+    const Counts bare_cart = counts();
+    { iso::Neighborhood first(cart.get(), directions); }
     const Counts with_cart = counts();
+    if (difference(with_cart, bare_cart) != "communicator +1, keyval +1")
+      findings.add(std::to_string(d) + "-D: the cached duplicate shows as '" + difference(with_cart, bare_cart) + "'");
     for (iso::Algorithm algorithm : all_algorithms) {
       const std::string what = std::to_string(d) + "-D halo exchange, " + iso::to_string(algorithm);
       {

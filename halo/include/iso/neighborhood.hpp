@@ -50,14 +50,26 @@ struct NeighborhoodOptions {
   bool verify = true;
 };
 
+namespace detail {
+struct SharedComm;
+}
+
 /// An isomorphic neighborhood on a Cartesian communicator. Creation is
-/// collective over `cart`; the neighborhood owns a duplicate of it, so user
-/// traffic on `cart` never matches the collectives' messages.
+/// collective over `cart`; the neighborhood communicates on a duplicate of
+/// it, so user traffic on `cart` never matches the collectives' messages.
+/// Every neighborhood on `cart` shares one duplicate (cached on `cart`, freed
+/// once `cart` and all those neighborhoods are gone), so only the first
+/// creation on a communicator pays for MPI_Comm_dup.
 class Neighborhood {
 public:
   Neighborhood(MPI_Comm cart, OffsetList offsets, const NeighborhoodOptions& options = {});
+  ~Neighborhood();
+  Neighborhood(Neighborhood&& other) noexcept;
+  Neighborhood& operator=(Neighborhood&& other) noexcept;
+  Neighborhood(const Neighborhood&) = delete;
+  Neighborhood& operator=(const Neighborhood&) = delete;
 
-  MPI_Comm comm() const { return comm_.get(); }
+  MPI_Comm comm() const { return comm_; }
   const OffsetList& offsets() const { return offsets_; }
   const CartGeometry& geometry() const { return geometry_; }
   const std::vector<int>& coords() const { return coords_; }
@@ -75,17 +87,17 @@ public:
   /// operation, so operations share the communicator yet never match each
   /// other's messages; -1 once the tag space (MPI_TAG_UB) is used up.
   /// Operations are created in the same order on every rank, so the ranks
-  /// agree on the tags.
+  /// agree on the tags. Neighborhoods sharing a communicator share the count.
   int reserve_tags(int count) const;
 
 private:
-  Comm comm_;
+  detail::SharedComm* shared_ = nullptr;
+  MPI_Comm comm_ = MPI_COMM_NULL;
   OffsetList offsets_;
   CartGeometry geometry_;
   std::vector<int> coords_;
   int rank_ = 0;
   mutable std::map<std::pair<Algorithm, Collective>, Schedule> schedules_;
-  mutable long next_tag_ = 0;
 };
 
 }  // namespace iso
