@@ -74,18 +74,25 @@ double predict_seconds(const CostModel& model, const Schedule& schedule, const B
 double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes) {
   // Each block is its own message, in the regime of its size; the start-up
   // that counts is the largest one.
-  double start = model.alpha, sent = 0, received = 0;
-  auto add = [&](long b, double& total) {
+  // Every message but the one whose start-up counts adds delta (eager) or
+  // delta_large (rendezvous), per direction.
+  double start = model.alpha, sent = 0, received = 0, sent_extra = 0, received_extra = 0;
+  bool large = false;
+  auto add = [&](long b, double& total, double& extra) {
     const double size = static_cast<double>(b);
     const double whole = model.message_seconds(size);
-    const double startup = model.eager_limit > 0 && size > model.eager_limit ? model.alpha_large : model.alpha;
+    const double startup = model.rendezvous(size) ? model.alpha_large : model.alpha;
+    if (model.rendezvous(size)) large = true;
     start = std::max(start, startup);
     total += whole - startup;
+    extra += model.further_message_seconds(size);
   };
-  for (long b : bytes.send) add(b, sent);
-  if (bytes.send.size() == 1) sent *= neighbors;  // allgather: one block to every neighbor
-  for (long b : bytes.recv) add(b, received);
-  return start + model.delta * std::max(0, neighbors - 1) + std::max(sent, received) + model.gamma * 2.0 * neighbors;
+  for (long b : bytes.send) add(b, sent, sent_extra);
+  if (bytes.send.size() == 1) sent *= neighbors, sent_extra *= neighbors;  // allgather: one block to every neighbor
+  for (long b : bytes.recv) add(b, received, received_extra);
+  const double first = large && model.delta_large > 0 ? model.delta_large : model.delta;
+  const double further = neighbors > 0 ? std::max(0.0, std::max(sent_extra, received_extra) - first) : 0.0;
+  return start + further + std::max(sent, received) + model.gamma * 2.0 * neighbors;
 }
 
 std::vector<ExecutionStep> execution_steps(const Schedule& schedule) {
@@ -139,15 +146,18 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
   for (const ExecutionStep& step : execution_steps(schedule)) {
-    double start = 0, sent = 0, received = 0, local = 0;
+    double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
     long sends = 0, receives = 0, entries = 0;
-    auto message = [&](const std::vector<BlockRef>& refs, long& count, double& total) {
+    bool large = false;
+    auto message = [&](const std::vector<BlockRef>& refs, long& count, double& total, double& extra) {
       const long b = sum_bytes(refs, bytes);
       if (b == 0) return;
       const double size = static_cast<double>(b);
-      const double startup = model.eager_limit > 0 && size > model.eager_limit ? model.alpha_large : model.alpha;
+      const double startup = model.rendezvous(size) ? model.alpha_large : model.alpha;
+      if (model.rendezvous(size)) large = true;
       start = std::max(start, startup);
-      total += model.message_seconds(size) - startup;
+      total += model.message_seconds(size, static_cast<long>(refs.size())) - startup;
+      extra += model.further_message_seconds(size);
       ++count;
       entries += static_cast<long>(refs.size());
     };
@@ -157,13 +167,15 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
         for (BlockRef to : round.recv) local += copy_seconds(to);
         continue;
       }
-      if (round.send_rank >= 0) message(round.send, sends, sent);
-      if (round.recv_rank >= 0) message(round.recv, receives, received);
+      if (round.send_rank >= 0) message(round.send, sends, sent, sent_extra);
+      if (round.recv_rank >= 0) message(round.recv, receives, received, received_extra);
     }
     if (step.copies)
       for (const LocalCopy& copy : schedule.copies) local += copy_seconds(copy.to);
-    const long messages = std::max(sends, receives);
-    if (messages > 0) seconds += start + model.delta * static_cast<double>(messages - 1);
+    // The message whose start-up counts adds no delta of its own.
+    const double first = large && model.delta_large > 0 ? model.delta_large : model.delta;
+    if (std::max(sends, receives) > 0)
+      seconds += start + std::max(0.0, std::max(sent_extra, received_extra) - first);
     seconds += std::max(sent, received) + model.gamma * static_cast<double>(entries) + local;
   }
   return seconds;
@@ -176,12 +188,13 @@ CostModel CostModel::load(const std::string& path) {
   model.source = path;
   std::string line;
   int number = 0;
-  constexpr int n = 9;
-  const char* keys[n] = {"alpha",      "beta",       "gamma",   "delta",    "eager_limit",
-                         "alpha_large", "beta_large", "version", "beta_copy"};
+  constexpr int n = 11;
+  const char* keys[n] = {"alpha",       "beta",       "gamma",   "delta",     "eager_limit",   "alpha_large",
+                         "beta_large",  "version",    "beta_copy", "delta_large", "beta_scattered"};
   double version = 0;
-  double* slots[n] = {&model.alpha,       &model.beta,       &model.gamma, &model.delta,    &model.eager_limit,
-                      &model.alpha_large, &model.beta_large, &version,     &model.beta_copy};
+  double* slots[n] = {&model.alpha,      &model.beta,        &model.gamma,       &model.delta,
+                      &model.eager_limit, &model.alpha_large, &model.beta_large,  &version,
+                      &model.beta_copy,  &model.delta_large, &model.beta_scattered};
   bool seen[n] = {};
   while (std::getline(in, line)) {
     ++number;
@@ -196,7 +209,8 @@ CostModel CostModel::load(const std::string& path) {
     const auto* found = std::find_if(std::begin(keys), std::end(keys), [&](const char* k) { return key == k; });
     if (found == std::end(keys))
       throw Error(path + ":" + std::to_string(number) + ": unknown key \"" + key +
-                  "\" (allowed: alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, beta_copy, version)");
+                  "\" (allowed: alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, beta_copy, "
+                  "delta_large, beta_scattered, version)");
     if (key == "version" && value != 1 && value != 2)
       throw Error(path + ":" + std::to_string(number) + ": version must be 1 or 2, got \"" + line + "\"");
     *slots[found - std::begin(keys)] = value;
@@ -210,8 +224,9 @@ CostModel CostModel::load(const std::string& path) {
   model.version = seen[7] ? static_cast<int>(version) : (regime ? 2 : 1);
   if (model.version == 2 && regime == 0)
     throw Error(path + ": version 2 needs eager_limit, alpha_large and beta_large");
-  if (model.version == 1 && (regime != 0 || seen[8]))
-    throw Error(path + ": version 1 has no eager_limit, alpha_large, beta_large or beta_copy");
+  if (model.version == 1 && (regime != 0 || seen[8] || seen[9] || seen[10]))
+    throw Error(path +
+                ": version 1 has no eager_limit, alpha_large, beta_large, beta_copy, delta_large or beta_scattered");
   return model;
 }
 
@@ -227,12 +242,15 @@ void CostModel::save(const std::string& path) const {
   std::ofstream out(partial);
   out << "# isostencil cost model (seconds): round = alpha + beta*bytes + gamma*entries, messages of\n"
       << "# more than eager_limit bytes alpha_large + beta_large*bytes (eager_limit 0: one regime);\n"
-      << "# copies inside the process beta_copy*bytes (0: beta);\n"
+      << "# copies inside the process beta_copy*bytes (0: beta); each further message of a step\n"
+      << "# delta (eager) or delta_large (rendezvous; 0: delta); a rendezvous message of several\n"
+      << "# blocks beta_scattered per byte (0: beta_large);\n"
       << "# native neighborhood collective adds delta per extra message. Delete to recalibrate.\n";
   out.precision(17);  // loads back exactly: every rank and run sees the same model
   out << "version = 2\nalpha = " << alpha << "\nbeta = " << beta << "\ngamma = " << gamma << "\ndelta = " << delta
       << "\neager_limit = " << eager_limit << "\nalpha_large = " << alpha_large << "\nbeta_large = " << beta_large
-      << "\nbeta_copy = " << beta_copy << "\n";
+      << "\nbeta_copy = " << beta_copy << "\ndelta_large = " << delta_large
+      << "\nbeta_scattered = " << beta_scattered << "\n";
   out.close();
   if (!out || (!in_place && std::rename(partial.c_str(), path.c_str()) != 0)) {
     if (!in_place) std::remove(partial.c_str());
@@ -246,20 +264,32 @@ CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
   // Pairs (0,1), (2,3), ...; a lone last rank talks to itself.
   const int partner = (rank ^ 1) < size ? (rank ^ 1) : rank;
-  const int large = 1 << 20, entries = 512, burst = 16;
+  const int large = 1 << 20, entries = 512, burst = 16, rendezvous_burst = 8;
   std::vector<char> send(large), recv(large);
   const int repetitions = std::max(5, static_cast<int>(budget_seconds * 25));
-  auto exchange = [&](int bytes) {
-    ISO_MPI_CHECK(MPI_Sendrecv(send.data(), bytes, MPI_BYTE, partner, 0, recv.data(), bytes, MPI_BYTE, partner, 0,
-                               comm, MPI_STATUS_IGNORE));
+  std::vector<MPI_Request> requests(2 * burst);
+  // `count` messages of `bytes` each way started together and completed,
+  // through persistent requests: a step as an operation runs it (its
+  // start-up and per-message costs differ from MPI_Sendrecv's).
+  auto step = [&](int count, int bytes, int reps) {
+    for (int k = 0; k < count; ++k) {
+      const std::size_t at = static_cast<std::size_t>(k) * static_cast<std::size_t>(bytes);
+      ISO_MPI_CHECK(MPI_Recv_init(recv.data() + at, bytes, MPI_BYTE, partner, 2, comm, &requests[2 * k]));
+      ISO_MPI_CHECK(MPI_Send_init(send.data() + at, bytes, MPI_BYTE, partner, 2, comm, &requests[2 * k + 1]));
+    }
+    const double seconds = measure(comm, reps, [&] {
+      ISO_MPI_CHECK(MPI_Startall(2 * count, requests.data()));
+      ISO_MPI_CHECK(MPI_Waitall(2 * count, requests.data(), MPI_STATUSES_IGNORE));
+    });
+    for (int k = 0; k < 2 * count; ++k) ISO_MPI_CHECK(MPI_Request_free(&requests[k]));
+    return seconds;
   };
   // Message times from 1 byte to 1 MiB, powers of two from 256 B to 64 KiB
   // in between: both sides of any common eager limit.
   std::vector<double> sizes{1}, times;
   for (int b = 256; b <= 65536; b *= 2) sizes.push_back(b);
   sizes.push_back(large);
-  for (double b : sizes)
-    times.push_back(measure(comm, b <= 4096 ? repetitions * 3 : repetitions, [&] { exchange(static_cast<int>(b)); }));
+  for (double b : sizes) times.push_back(step(1, static_cast<int>(b), b <= 4096 ? repetitions * 3 : repetitions));
   const double small = times.front(), big = times.back();
   // Scattered entries versus the same bytes contiguous: the datatype cost.
   MPI_Datatype scattered = MPI_DATATYPE_NULL;
@@ -270,25 +300,22 @@ CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {
                                MPI_STATUS_IGNORE));
   });
   ISO_MPI_CHECK(MPI_Type_free(&scattered));
-  const double packed = measure(comm, repetitions * 2, [&] { exchange(entries * 8); });
-  std::vector<MPI_Request> requests(2 * burst);
-  const double many = measure(comm, repetitions * 2, [&] {
-    for (int k = 0; k < burst; ++k) {
-      ISO_MPI_CHECK(MPI_Irecv(recv.data() + k, 1, MPI_BYTE, partner, 2, comm, &requests[2 * k]));
-      ISO_MPI_CHECK(MPI_Isend(send.data() + k, 1, MPI_BYTE, partner, 2, comm, &requests[2 * k + 1]));
-    }
-    ISO_MPI_CHECK(MPI_Waitall(2 * burst, requests.data(), MPI_STATUSES_IGNORE));
+  const double packed = measure(comm, repetitions * 2, [&] {
+    ISO_MPI_CHECK(MPI_Sendrecv(send.data(), entries * 8, MPI_BYTE, partner, 1, recv.data(), entries * 8, MPI_BYTE,
+                               partner, 1, comm, MPI_STATUS_IGNORE));
   });
+  const double many = step(burst, 1, repetitions * 2);
   CostModel model;
   model.source = "calibrated";
   model.gamma = std::max((strided - packed) / (2.0 * entries), 1e-11);
   model.delta = std::max((many - small) / (burst - 1), 1e-10);
   // The eager limit: of the candidate switch points (each measured size below
   // 64 KiB), the one whose two straight lines, eager through 1 B and the
-  // limit, rendezvous through twice the limit and 1 MiB, fit every measured
+  // limit, rendezvous through the next size and 1 MiB, fit every measured
   // time best (relative error). Every rank has the same times (maxed over
   // ranks), hence the same fit.
   double best_error = -1;
+  std::size_t switch_index = 1;
   for (std::size_t k = 1; k + 2 < sizes.size(); ++k) {
     CostModel fit = model;
     fit.alpha = std::max(small, 1e-9);
@@ -301,22 +328,58 @@ CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {
       const double relative = fit.message_seconds(sizes[j]) / times[j] - 1;
       error += relative * relative;
     }
-    if (best_error < 0 || error < best_error) best_error = error, model = fit;
+    if (best_error < 0 || error < best_error) best_error = error, model = fit, switch_index = k;
   }
+  // The switch lies somewhere between the two sizes (Open MPI's shared
+  // memory: a 4 KiB fragment less its header): bisect, a size counting as
+  // rendezvous where its time lies nearer that line. Messages just below a
+  // power of two (a 9-block message of 448 B blocks) then fall on the right
+  // side.
+  double eager = sizes[switch_index], beyond = sizes[switch_index + 1];
+  while (beyond - eager > 64) {
+    const int middle = static_cast<int>((eager + beyond) / 2) / 8 * 8;
+    const double t = step(1, middle, repetitions * 3);
+    const double as_eager = model.alpha + model.beta * middle;
+    const double as_rendezvous = model.alpha_large + model.beta_large * middle;
+    if (2 * t < as_eager + as_rendezvous) eager = middle;
+    else beyond = middle;
+  }
+  model.eager_limit = eager;
   // Many eager messages at once (a step of the straightforward algorithm)
   // cost more per byte than one: each is copied in and out of shared
   // fragments that run short. Their rate at the limit is the eager beta.
   const int limit = static_cast<int>(model.eager_limit);
-  const double full = measure(comm, repetitions, [&] {
-    for (int k = 0; k < burst; ++k) {
-      ISO_MPI_CHECK(MPI_Irecv(recv.data() + static_cast<std::size_t>(k) * limit, limit, MPI_BYTE, partner, 3, comm,
-                              &requests[2 * k]));
-      ISO_MPI_CHECK(MPI_Isend(send.data() + static_cast<std::size_t>(k) * limit, limit, MPI_BYTE, partner, 3, comm,
-                              &requests[2 * k + 1]));
-    }
-    ISO_MPI_CHECK(MPI_Waitall(2 * burst, requests.data(), MPI_STATUSES_IGNORE));
-  });
+  // At worst the messages go one after another: a longer burst is a process
+  // descheduled mid-measurement (oversubscribed or loaded nodes), not a rate.
+  const double full = std::min(step(burst, limit, repetitions), burst * step(1, limit, repetitions * 3));
   model.beta = std::max(model.beta, (full - model.alpha - (burst - 1) * model.delta) / (double(burst) * limit));
+  // Rendezvous messages at once: each handshake costs about a start-up of
+  // its own (measured: nearly in series), far above an eager delta.
+  const int beyond_bytes = static_cast<int>(sizes[switch_index + 1]);
+  const double handshakes =
+      std::min(step(rendezvous_burst, beyond_bytes, repetitions), rendezvous_burst * times[switch_index + 1]);
+  model.delta_large = std::max((handshakes - model.alpha_large -
+                                rendezvous_burst * model.beta_large * beyond_bytes) / (rendezvous_burst - 1),
+                               model.delta);
+  // One rendezvous message gathered from 8 blocks (gaps between them) by a
+  // derived datatype, as a combined message of several blocks travels,
+  // against the same bytes contiguous.
+  const int piece = 4096, pieces = 8;
+  MPI_Datatype gathered = MPI_DATATYPE_NULL;
+  ISO_MPI_CHECK(MPI_Type_vector(pieces, piece, 2 * piece, MPI_BYTE, &gathered));
+  ISO_MPI_CHECK(MPI_Type_commit(&gathered));
+  ISO_MPI_CHECK(MPI_Recv_init(recv.data(), 1, gathered, partner, 3, comm, &requests[0]));
+  ISO_MPI_CHECK(MPI_Send_init(send.data(), 1, gathered, partner, 3, comm, &requests[1]));
+  const double scattered_seconds = measure(comm, repetitions, [&] {
+    ISO_MPI_CHECK(MPI_Startall(2, requests.data()));
+    ISO_MPI_CHECK(MPI_Waitall(2, requests.data(), MPI_STATUSES_IGNORE));
+  });
+  for (int k = 0; k < 2; ++k) ISO_MPI_CHECK(MPI_Request_free(&requests[k]));
+  ISO_MPI_CHECK(MPI_Type_free(&gathered));
+  const double contiguous_seconds = step(1, pieces * piece, repetitions);
+  model.beta_scattered = std::max(
+      model.beta_large + (scattered_seconds - contiguous_seconds) / (double(pieces) * piece - model.eager_limit),
+      model.beta_large);
   // Copies inside the process: memcpy of the large buffer.
   model.beta_copy = std::max(measure(comm, repetitions, [&] { std::memcpy(recv.data(), send.data(), large); }) / large,
                              1e-13);
@@ -338,7 +401,7 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   const std::string path = chosen && *chosen ? chosen : default_cache_path();
   // Rank 0 decides and broadcasts, so every rank takes the same branch.
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
-  double figures[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // ..., beta_copy
+  double figures[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // ..., beta_copy, delta_large, beta_scattered
   std::string error;
   if (rank == 0) {
     CostModel model;
@@ -347,8 +410,10 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     } else {
       try {
         model = CostModel::load(path);
-        // Our own cache of the one-regime format: measured again below.
-        figures[0] = (chosen && *chosen) || model.version >= 2 ? 1 : 0;
+        // Our own cache of the one-regime format, or from before rendezvous
+        // bursts were measured: measured again below.
+        figures[0] =
+            (chosen && *chosen) || (model.version >= 2 && model.delta_large > 0 && model.beta_scattered > 0) ? 1 : 0;
       } catch (const Error& e) {
         if (chosen && *chosen) error = e.what();  // a file the user named must work
       }
@@ -356,11 +421,12 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     if (figures[0] != 0) {
       figures[1] = model.alpha, figures[2] = model.beta, figures[3] = model.gamma, figures[4] = model.delta;
       figures[5] = model.eager_limit, figures[6] = model.alpha_large, figures[7] = model.beta_large;
-      figures[8] = model.version, figures[9] = model.beta_copy;
+      figures[8] = model.version, figures[9] = model.beta_copy, figures[10] = model.delta_large;
+      figures[11] = model.beta_scattered;
     }
     if (!error.empty()) figures[0] = -1;
   }
-  ISO_MPI_CHECK(MPI_Bcast(figures, 10, MPI_DOUBLE, 0, comm));
+  ISO_MPI_CHECK(MPI_Bcast(figures, 12, MPI_DOUBLE, 0, comm));
   if (figures[0] < 0 || !error.empty())
     detail::agree_on_errors(comm, "iso::CostModel", "ISO_COST_MODEL=" + path + " cannot be used: " + error);
   if (figures[0] > 0) {
@@ -369,6 +435,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     cached->eager_limit = figures[5], cached->alpha_large = figures[6], cached->beta_large = figures[7];
     cached->version = static_cast<int>(figures[8]);
     cached->beta_copy = figures[9];
+    cached->delta_large = figures[10];
+    cached->beta_scattered = figures[11];
     cached->source = path;
   } else if (size_of(comm) == 1) {
     // One rank can only time messages to itself: nothing worth caching for

@@ -276,7 +276,7 @@ TEST(CostModelChoice, CalibrationIsCachedFaithfully) {
       ok = loaded.alpha == model.alpha && loaded.beta == model.beta && loaded.gamma == model.gamma &&
            loaded.delta == model.delta && loaded.eager_limit == model.eager_limit &&
            loaded.alpha_large == model.alpha_large && loaded.beta_large == model.beta_large && loaded.beta_copy == model.beta_copy &&
-           loaded.version == 2;
+           loaded.delta_large == model.delta_large && model.delta_large > 0 && loaded.version == 2;
       char text[256];
       std::snprintf(text, sizeof text, "measured alpha %.17g beta %.17g, cached alpha %.17g beta %.17g", model.alpha,
                     model.beta, loaded.alpha, loaded.beta);
@@ -308,6 +308,32 @@ TEST(CostModelChoice, OneRegimeCacheIsMeasuredAgain) {
     EXPECT_EQ(rewritten.version, 2);
     EXPECT_EQ(rewritten.alpha, model.alpha);
     EXPECT_EQ(rewritten.eager_limit, model.eager_limit);
+  }
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
+// A cache of format 2 written before rendezvous bursts were measured (no
+// delta_large) is measured again and rewritten with it.
+TEST(CostModelChoice, CacheWithoutHandshakeFigureIsMeasuredAgain) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  if (iso_test::world_size() == 1) GTEST_SKIP() << "calibration needs 2 ranks";
+  SharedTempDir dir;
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
+  const std::string cache =
+      dir.write("isostencil/cost_model.txt", model_text(7e-6, 7e-10, 7e-8, 7e-7) +
+                                                 "version = 2\neager_limit = 4096\nalpha_large = 7e-6\n"
+                                                 "beta_large = 7e-11\nbeta_copy = 7e-11\n");
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  EXPECT_EQ(model.source, "calibrated");
+  EXPECT_NE(model.alpha, 7e-6);
+  EXPECT_GT(model.delta_large, 0.0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (iso_test::world_rank() == 0) {
+    const iso::CostModel rewritten = iso::CostModel::load(cache);
+    EXPECT_EQ(rewritten.delta_large, model.delta_large);
+    EXPECT_EQ(rewritten.alpha, model.alpha);
   }
   EXPECT_TRUE(iso_test::all_ranks(true));
 }

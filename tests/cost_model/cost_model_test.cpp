@@ -101,16 +101,20 @@ TEST(CostModelFile, SaveLoadRoundTripIsExact) {
   model.alpha_large = 6.1234567890123e-6;
   model.beta_large = 4.56789012345e-11;
   model.beta_copy = 1.1111111111111e-11;
+  model.delta_large = 2.7182818284590e-6;
   const std::string path = dir.file("model.txt");
   model.save(path);
   const iso::CostModel loaded = iso::CostModel::load(path);
   EXPECT_EQ(loaded.version, 2);
-  const double saved[8] = {model.alpha,       model.beta,       model.gamma,     model.delta,
-                           model.eager_limit, model.alpha_large, model.beta_large, model.beta_copy};
-  const double read[8] = {loaded.alpha,       loaded.beta,       loaded.gamma,     loaded.delta,
-                          loaded.eager_limit, loaded.alpha_large, loaded.beta_large, loaded.beta_copy};
-  const char* names[8] = {"alpha", "beta", "gamma", "delta", "eager_limit", "alpha_large", "beta_large", "beta_copy"};
-  for (int k = 0; k < 8; ++k) {
+  const double saved[9] = {model.alpha,       model.beta,       model.gamma,     model.delta,
+                           model.eager_limit, model.alpha_large, model.beta_large, model.beta_copy,
+                           model.delta_large};
+  const double read[9] = {loaded.alpha,       loaded.beta,       loaded.gamma,     loaded.delta,
+                          loaded.eager_limit, loaded.alpha_large, loaded.beta_large, loaded.beta_copy,
+                          loaded.delta_large};
+  const char* names[9] = {"alpha",       "beta",       "gamma",     "delta",      "eager_limit",
+                          "alpha_large", "beta_large", "beta_copy", "delta_large"};
+  for (int k = 0; k < 9; ++k) {
     char text[128];
     std::snprintf(text, sizeof text, "%s: saved %.17g, loaded %.17g", names[k], saved[k], read[k]);
     EXPECT_EQ(read[k], saved[k]) << text;
@@ -145,6 +149,11 @@ TEST(CostModelFile, FormatOneLoadsAsOneRegime) {
   // "version = 1" said outright is the same.
   EXPECT_EQ(iso::CostModel::load(dir.write("v1b.txt", "version = 1\nalpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\n"
                                                       "delta = 5e-7\n")).version, 1);
+  // ... and has no rendezvous handshake figure either.
+  EXPECT_NE(load_error(dir.write("v1c.txt", "version = 1\nalpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\n"
+                                            "delta = 5e-7\ndelta_large = 3e-6\n"))
+                .find("delta_large"),
+            std::string::npos);
 }
 
 // Two regimes: up to eager_limit bytes alpha + beta b, above it alpha_large +
@@ -494,6 +503,110 @@ TEST(CostModelPredict, ExecutionStepsByHand) {
                2.3688e-5, "torus rendezvous");
 }
 
+// Rendezvous messages of one step each add delta_large (their handshakes
+// run nearly in series), eager ones delta. Hand model plus limit 4096,
+// alpha_large 4e-6, beta_large 5e-10, delta_large 3e-6.
+TEST(CostModelPredict, FurtherRendezvousMessagesAddDeltaLarge) {
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const std::vector<int> coords{1, 2};
+  iso::CostModel model = hand_model();
+  model.eager_limit = 4096, model.alpha_large = 4e-6, model.beta_large = 5e-10, model.delta_large = 3e-6;
+  auto steps = [&](iso::Algorithm algorithm, long block) {
+    return iso::predict_execution_seconds(
+        model, iso::build_schedule(moore, torus, coords.data(), algorithm, iso::Collective::alltoall),
+        uniform_bytes(8, block, iso::Collective::alltoall), 6);
+  };
+  // Torus, 2048 B blocks: per step 2 messages of 6144 B each way, rendezvous:
+  // 4e-6 + 3e-6 + 2 * 6144 * 5e-10 + 12 g = 1.4344e-5; two steps 2.8688e-5.
+  expect_close(steps(iso::Algorithm::torus, 2048), 2.8688e-5, "torus, rendezvous messages");
+  // Linear, 2048 B blocks: 8 eager messages, delta each: a + 7 dl + 8 * 2048 b
+  // + 16 g = 1e-6 + 3.5e-6 + 1.6384e-5 + 1.6e-6 = 2.2484e-5.
+  expect_close(steps(iso::Algorithm::linear, 2048), 2.2484e-5, "linear, eager messages");
+  // Linear, 8192 B blocks: 8 rendezvous messages: 4e-6 + 7 * 3e-6 +
+  // 8 * 8192 * 5e-10 + 16 g = 4e-6 + 2.1e-5 + 3.2768e-5 + 1.6e-6 = 5.9368e-5.
+  expect_close(steps(iso::Algorithm::linear, 8192), 5.9368e-5, "linear, rendezvous messages");
+  // Without delta_large (a file that has none) every further message adds
+  // delta, as before: the torus step 4e-6 + dl + 6.144e-6 + 1.2e-6.
+  model.delta_large = 0;
+  expect_close(steps(iso::Algorithm::torus, 2048), 2 * 1.1844e-5, "torus, no delta_large");
+  // The native collective alike: 8 messages of 8192 B each way,
+  // 4e-6 + 7 * 3e-6 + 8 * 8192 * 5e-10 + 16 g.
+  model.delta_large = 3e-6;
+  expect_close(iso::predict_native_seconds(model, 8, uniform_bytes(8, 8192, iso::Collective::alltoall)), 5.9368e-5,
+               "native, rendezvous messages");
+  // Both regimes in one call (2 neighbours, blocks of 8192 B and 100 B each
+  // way): the rendezvous start-up counts, the eager message adds delta. Per
+  // direction delta_large + dl = 3.5e-6, less the first message's
+  // delta_large: 5e-7; bytes 8192 * 5e-10 + 100 b = 4.196e-6; 4 g = 4e-7.
+  iso::BlockBytes mixed;
+  mixed.send = {8192, 100};
+  mixed.recv = {100, 8192};
+  expect_close(iso::predict_native_seconds(model, 2, mixed), 4e-6 + 5e-7 + 4.196e-6 + 4e-7, "native, mixed");
+}
+
+// A rendezvous message gathered from several blocks pays beta_scattered
+// instead of beta_large per byte beyond the first eager_limit bytes; one
+// block, or an eager message, does not.
+TEST(CostModelPredict, ScatteredRendezvousMessagesByHand) {
+  iso::CostModel model = hand_model();
+  model.eager_limit = 4096, model.alpha_large = 4e-6, model.beta_large = 5e-10, model.beta_scattered = 2e-9;
+  expect_close(model.message_seconds(8192, 1), 4e-6 + 8192 * 5e-10, "one block");
+  expect_close(model.message_seconds(8192, 9), 4e-6 + 8192 * 5e-10 + 4096 * 1.5e-9, "nine blocks");
+  expect_close(model.message_seconds(4000, 9), a + 4000 * b, "eager, nine blocks");
+  model.beta_scattered = 0;  // a file without it: as one block
+  expect_close(model.message_seconds(8192, 9), 4e-6 + 8192 * 5e-10, "no beta_scattered");
+  // In a schedule: 2-D Moore torus 4x4, 2048 B blocks, 2 messages of 3
+  // blocks (6144 B) each way per step: each adds 2048 * 1.5e-9 = 3.072e-6
+  // to the step of ExecutionStepsByHand's two regimes (1.1844e-5):
+  // 2 * (1.1844e-5 + 2 * 3.072e-6).
+  model.beta_scattered = 2e-9;
+  const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
+  const iso::CartGeometry torus{{4, 4}, {true, true}};
+  const std::vector<int> coords{1, 2};
+  expect_close(iso::predict_execution_seconds(
+                   model, iso::build_schedule(moore, torus, coords.data(), iso::Algorithm::torus,
+                                              iso::Collective::alltoall),
+                   uniform_bytes(8, 2048, iso::Collective::alltoall), 6),
+               2 * (1.1844e-5 + 2 * 3.072e-6), "torus, scattered rendezvous");
+}
+
+// 3-D Moore r=1 alltoall on 2 ranks (2x1x1 torus) under figures as
+// calibrated on the project machine (Open MPI 4.1 shared memory, rounded;
+// docs/benchmarks.md). Torus combines 9 blocks per message, linear sends 18
+// one-block messages; the measured winners were torus at 512 B and 4 KiB,
+// linear at 8 KiB. Without the rendezvous terms (delta_large and
+// beta_scattered 0, the former model) the 18 rendezvous messages of linear
+// at 4 KiB cost one handshake and a delta each, so it looked 3x cheaper
+// than measured, and torus' scattered 74 KiB messages looked as cheap as
+// contiguous ones.
+TEST(CostModelPredict, RendezvousTermsOrderTheAlgorithmsAsMeasured) {
+  const iso::OffsetList moore = iso::OffsetList::moore(3, 1);
+  const iso::CartGeometry two{{2, 1, 1}, {true, true, true}};
+  const std::vector<int> coords{0, 0, 0};
+  iso::CostModel model;
+  model.alpha = 9.4e-7, model.beta = 5.1e-10, model.gamma = 8.5e-9, model.delta = 3.7e-7;
+  model.eager_limit = 4032, model.alpha_large = 3.7e-6, model.beta_large = 7.9e-11, model.beta_copy = 4.7e-11;
+  model.delta_large = 2.5e-6, model.beta_scattered = 5.5e-10;
+  auto predict_at = [&](iso::Algorithm algorithm, long block) {
+    return iso::predict_execution_seconds(
+        model, iso::build_schedule(moore, two, coords.data(), algorithm, iso::Collective::alltoall),
+        uniform_bytes(26, block, iso::Collective::alltoall), 0);
+  };
+  EXPECT_LT(predict_at(iso::Algorithm::torus, 512), predict_at(iso::Algorithm::linear, 512));
+  EXPECT_LT(predict_at(iso::Algorithm::torus, 4096), predict_at(iso::Algorithm::linear, 4096));
+  EXPECT_LT(predict_at(iso::Algorithm::linear, 8192), predict_at(iso::Algorithm::torus, 8192));
+  // Linear at 4 KiB: 18 rendezvous messages, 17 further handshakes.
+  const double with_handshakes = predict_at(iso::Algorithm::linear, 4096);
+  model.delta_large = 0;
+  EXPECT_NEAR(with_handshakes - predict_at(iso::Algorithm::linear, 4096), 17 * (2.5e-6 - 3.7e-7), 1e-12);
+  // Torus at 8 KiB: per direction 2 messages of 9 blocks (73728 B) pay
+  // (beta_scattered - beta_large) beyond the first 4032 bytes.
+  const double scattered = predict_at(iso::Algorithm::torus, 8192);
+  model.beta_scattered = 0;
+  EXPECT_NEAR(scattered - predict_at(iso::Algorithm::torus, 8192), 2 * (5.5e-10 - 7.9e-11) * (73728 - 4032), 1e-12);
+}
+
 // ---------------------------------------------------------------------------
 // The automatic choice
 
@@ -610,6 +723,14 @@ TEST(CostModelCalibrate, ShortCalibrationGivesPositiveFiguresEverywhere) {
   // smallest size the fit uses (256 B), where one scheduling delay lands.
   EXPECT_LT(model.alpha, std::max(1e-2, 10 * latency)) << "latency measured here: " << latency << " s";
   EXPECT_LT(model.beta, std::max(1e-6, 10 * latency / 256)) << "latency measured here: " << latency << " s";
+  // Rendezvous bursts measured, never cheaper per message than eager ones,
+  // and the same figures on every rank.
+  double regime[3] = {model.eager_limit, model.delta_large, model.alpha_large}, regime_lo[3], regime_hi[3];
+  MPI_Allreduce(regime, regime_lo, 3, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(regime, regime_hi, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_GT(model.eager_limit, 0.0);
+  EXPECT_GE(model.delta_large, model.delta);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(regime_lo[k], regime_hi[k]) << "regime figure " << k << " differs between ranks";
   // "Seconds, not minutes": a few seconds at 2 ranks; oversubscribed runs get
   // more room (every barrier costs scheduling time there), and so do
   // sanitized builds.

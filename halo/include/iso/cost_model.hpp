@@ -7,7 +7,9 @@
 //
 // Messages above the MPI library's eager limit switch to a rendezvous
 // protocol with its own start-up and per-byte cost: a message of more than
-// `eager_limit` bytes costs alpha_large + beta_large * bytes instead.
+// `eager_limit` bytes costs alpha_large + beta_large * bytes instead. Each
+// further rendezvous message of a step adds delta_large (its handshake does
+// not overlap with the others' as an eager message's start-up does).
 #pragma once
 
 #include "iso/schedule.hpp"
@@ -30,6 +32,12 @@ struct CostModel {
   double alpha_large = 0;  ///< seconds per message above the eager limit
   double beta_large = 0;   ///< seconds per byte above the eager limit
   double beta_copy = 0;    ///< seconds per byte copied inside the process (0: beta)
+  double delta_large = 0;  ///< seconds per further rendezvous message in flight (0: delta)
+  /// Seconds per byte, beyond the first eager_limit bytes, of a rendezvous
+  /// message gathered from several blocks (a derived datatype: Open MPI's
+  /// shared memory sends the first fragment with the request, then copies
+  /// the rest through fragments instead of in one copy). 0: beta_large.
+  double beta_scattered = 0;
   int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
 
@@ -41,9 +49,21 @@ struct CostModel {
 
   double copy_seconds(double bytes) const { return (beta_copy > 0 ? beta_copy : beta) * bytes; }
 
+  bool rendezvous(double bytes) const { return eager_limit > 0 && bytes > eager_limit; }
+  /// message_seconds for a message of `blocks` blocks.
+  double message_seconds(double bytes, long blocks) const {
+    const bool scattered = blocks > 1 && beta_scattered > beta_large && rendezvous(bytes);
+    return message_seconds(bytes) + (scattered ? (beta_scattered - beta_large) * (bytes - eager_limit) : 0.0);
+  }
+  /// What a message of `bytes` bytes adds to a step that already has one in
+  /// flight: delta, or delta_large above the eager limit.
+  double further_message_seconds(double bytes) const {
+    return rendezvous(bytes) && delta_large > 0 ? delta_large : delta;
+  }
+
   /// Reads "key = value" lines (alpha, beta, gamma, delta; format 2 adds
   /// version = 2, eager_limit, alpha_large, beta_large, all three or none, and
-  /// optionally beta_copy;
+  /// optionally beta_copy, delta_large and beta_scattered;
   /// '#' comments). Throws iso::Error naming the file and line on a malformed
   /// file.
   static CostModel load(const std::string& path);
@@ -51,8 +71,12 @@ struct CostModel {
   void save(const std::string& path) const;
 
   /// Measures alpha, beta, gamma and delta on `comm` in about `budget_seconds`
-  /// (collective; every rank gets the same figures). Message times at sizes
-  /// on both sides of the eager limit locate the switch and fit both regimes.
+  /// (collective; every rank gets the same figures). Messages travel as the
+  /// operations send them (persistent requests, started together): message
+  /// times at sizes on both sides of the eager limit locate the switch (then
+  /// refined by bisection) and fit both regimes; bursts of eager and of
+  /// rendezvous messages give delta, beta and delta_large; a message of
+  /// scattered blocks gives beta_scattered.
   static CostModel calibrate(MPI_Comm comm, double budget_seconds = 2.0);
 
   /// The model `automatic` uses on `comm` (collective on first use): the file
@@ -60,8 +84,9 @@ struct CostModel {
   /// else the cached calibration file (default_cache_path()), else a fresh
   /// calibration that is then written there (on a one-rank communicator the
   /// defaults, not cached: there is nobody to measure against). A cache file
-  /// of format 1 (one regime) is measured again and rewritten. Cached per
-  /// process.
+  /// of format 1 (one regime), or of format 2 without delta_large or
+  /// beta_scattered (written before those were measured), is measured again and
+  /// rewritten. Cached per process.
   static const CostModel& for_comm(MPI_Comm comm);
   static std::string default_cache_path();
 };
@@ -95,7 +120,10 @@ inline bool is_local_round(const Round& round, int self_rank) {
 std::vector<ExecutionStep> execution_steps(const Schedule& schedule);
 /// Predicted seconds of one schedule as an operation runs it (steps above):
 /// a step costs the largest message start-up among its messages, delta per
-/// further message, each message's bytes in its regime, gamma per entry;
+/// further eager message and delta_large per further rendezvous message (the
+/// larger sum of the two directions), each message's bytes in its regime
+/// (beta_scattered for a rendezvous message of several blocks), gamma per
+/// entry;
 /// local rounds and copies cost beta_copy per byte and 2 gamma per block.
 double predict_execution_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes,
                                  int self_rank);
