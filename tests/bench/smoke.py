@@ -84,6 +84,11 @@ def main():
                                                 r["contender"]) == ("alltoall", "moore-d2-r1", size, contender)]
                 check(len(matching) == 1, f"no row for alltoall moore-d2-r1 {size} {contender}")
                 for row in matching:
+                    # The MPI library's own collectives may be skipped, saying why, where
+                    # partners repeat and the library pairs repeated edges out of order.
+                    if contender.startswith("mpi-") and row["status"] == "skipped":
+                        check("repeated partners" in row["note"], f"{contender} skipped without the reason")
+                        continue
                     check_measured(row, args.reps, args.launches, args.np)
                     check(int(row["neighbors"]) == 8 and int(row["dims"]) == 2, f"{contender}: s/d wrong")
                     check(int(row["send_bytes"]) == 8 * int(size), f"{contender}: send_bytes {row['send_bytes']}")
@@ -93,7 +98,8 @@ def main():
         check(not others, f"unexpected contenders {others}")
         # The memory rule: a point that cannot fit is reported, not run.
         skipped = [r for r in rows if r["status"] == "skipped"]
-        check(all("max-memory" in r["note"] for r in skipped), "a skipped row does not say why")
+        check(all("max-memory" in r["note"] or "repeated partners" in r["note"] for r in skipped),
+              "a skipped row does not say why")
     else:
         names = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init", "mpi-create",
                  "mpi-adjacent"]
