@@ -192,6 +192,34 @@ public:
                                                  static_cast<int>(targets.size()), targets.data(),
                                                  MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_raw));
     iso::Comm graph(graph_raw);
+    // The MPI library's own collectives where some rank has a neighbor in
+    // several directions: trusted only if the library pairs repeated edges in
+    // order (probed on two self-edges; MPICH 4.0.2 reverses them,
+    // docs/mpich.md). Otherwise MPI_Neighbor_* and the mpi algorithm are left out.
+    bool mpi_untrusted = false;
+    {
+      std::vector<int> t = targets, f = sources;
+      std::sort(t.begin(), t.end());
+      std::sort(f.begin(), f.end());
+      int repeated = std::adjacent_find(t.begin(), t.end()) != t.end() ||
+                     std::adjacent_find(f.begin(), f.end()) != f.end();
+      ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT, MPI_MAX, cart.get()));
+      if (repeated) {
+        const int self[2] = {0, 0};
+        MPI_Comm probe = MPI_COMM_NULL;
+        ISO_MPI_CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 2, self, MPI_UNWEIGHTED, 2, self,
+                                                     MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &probe));
+        const int out[2] = {1, 2};
+        int in[2] = {0, 0};
+        const int rc = MPI_Neighbor_alltoall(out, 1, MPI_INT, in, 1, MPI_INT, probe);
+        MPI_Comm_free(&probe);
+        ISO_MPI_CHECK(rc);
+        mpi_untrusted = !(in[0] == 1 && in[1] == 2);
+      }
+    }
+    if (mpi_untrusted && mpi.rank == 0)
+      std::cout << "MPI_Neighbor_* and the mpi algorithm left out: repeated partners, and this MPI library "
+                   "pairs repeated edges out of order\n";
 
     const std::size_t block_count = static_cast<std::size_t>(std::max(s, 1));
     std::vector<unsigned char> send(block_count * max_bytes);
@@ -292,12 +320,14 @@ public:
             std::memcpy(reference.data() + source_blocks[k] * bytes,
                         compact_recv.data() + k * bytes, bytes);
           fill_expected(collective, seed);
-          reference_bad += count_bad_blocks(reference, expected, "MPI_Neighbor_" + collective_name);
+          if (!mpi_untrusted)
+            reference_bad += count_bad_blocks(reference, expected, "MPI_Neighbor_" + collective_name);
           mpi_result.push_back(reference);
         }
         const double mpi_seconds = timed([&] { mpi_neighbor(collective); });
 
         for (iso::Algorithm algorithm : algorithms) {
+          if (algorithm == iso::Algorithm::mpi && mpi_untrusted) continue;
           Row row;
           row.bytes = static_cast<long>(bytes);
           row.algorithm = iso::to_string(algorithm);
@@ -331,8 +361,9 @@ public:
             clear_recv(recv, seed);
             op.run();
             bad += count_bad_blocks(recv, expected, what + " (seed " + std::to_string(seed) + ")");
-            bad += count_bad_blocks(recv, mpi_result[static_cast<std::size_t>(k)],
-                                    what + " vs MPI_Neighbor_" + collective_name);
+            if (!mpi_untrusted)
+              bad += count_bad_blocks(recv, mpi_result[static_cast<std::size_t>(k)],
+                                      what + " vs MPI_Neighbor_" + collective_name);
           }
           row.seconds = timed([&] { op.run(); });
           // The last of many runs still delivers the right data.
