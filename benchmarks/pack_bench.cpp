@@ -20,6 +20,8 @@
 // run e.g. `valgrind --tool=callgrind --toggle-collect='run_*' ...`). The
 // three ways take turns repetition by repetition; the median per call is
 // printed. Each received message is checked against the sender's data first.
+#include "stats.hpp"
+
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 
@@ -52,8 +54,8 @@ Layout round_layout(int block) {
     displacements.push_back(static_cast<MPI_Aint>(i) * block);
     layout.total += block;
   }
-  MPI_Type_create_hindexed_block(static_cast<int>(displacements.size()), block, displacements.data(), MPI_BYTE,
-                                 &layout.type);
+  MPI_Type_create_hindexed_block(static_cast<int>(displacements.size()), block,
+                                 displacements.data(), MPI_BYTE, &layout.type);
   MPI_Type_commit(&layout.type);
   return layout;
 }
@@ -68,15 +70,18 @@ Layout face_layout(int n, int normal) {
   MPI_Type_commit(&layout.type);
   for (int i = start[0]; i < start[0] + sub[0]; ++i)
     for (int j = start[1]; j < start[1] + sub[1]; ++j) {
-      const MPI_Aint row = ((static_cast<MPI_Aint>(i) * e + j) * e + start[2]) * static_cast<MPI_Aint>(sizeof(double));
+      const MPI_Aint row = ((static_cast<MPI_Aint>(i) * e + j) * e + start[2]) *
+                           static_cast<MPI_Aint>(sizeof(double));
       layout.runs.push_back({row, sub[2] * static_cast<int>(sizeof(double))});
       layout.total += sub[2] * static_cast<int>(sizeof(double));
     }
   // Touching rows are one run (normal 0 and 1 at full width stay separate).
   std::vector<Run> merged;
   for (const Run& run : layout.runs) {
-    if (!merged.empty() && merged.back().offset + merged.back().bytes == run.offset) merged.back().bytes += run.bytes;
-    else merged.push_back(run);
+    if (!merged.empty() && merged.back().offset + merged.back().bytes == run.offset)
+      merged.back().bytes += run.bytes;
+    else
+      merged.push_back(run);
   }
   layout.runs = merged;
   return layout;
@@ -93,7 +98,8 @@ struct Exchange {
     stage_out.resize(static_cast<std::size_t>(std::max(pack_size, layout.total)));
     stage_in.resize(stage_out.size());
     MPI_Recv_init(stage_in.data(), layout.total, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &persistent[0]);
-    MPI_Send_init(stage_out.data(), layout.total, MPI_BYTE, peer, 4, MPI_COMM_WORLD, &persistent[1]);
+    MPI_Send_init(stage_out.data(), layout.total, MPI_BYTE, peer, 4, MPI_COMM_WORLD,
+                  &persistent[1]);
   }
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
@@ -104,17 +110,19 @@ struct Exchange {
 };
 
 __attribute__((noinline)) void run_datatype(Exchange& x) {
-  MPI_Sendrecv(x.out.data(), 1, x.layout.type, x.peer, 1, x.in.data(), 1, x.layout.type, x.peer, 1, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
+  MPI_Sendrecv(x.out.data(), 1, x.layout.type, x.peer, 1, x.in.data(), 1, x.layout.type, x.peer, 1,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 }
 
 __attribute__((noinline)) void run_pack(Exchange& x) {
   int position = 0;
-  MPI_Pack(x.out.data(), 1, x.layout.type, x.stage_out.data(), x.pack_size, &position, MPI_COMM_WORLD);
-  MPI_Sendrecv(x.stage_out.data(), position, MPI_PACKED, x.peer, 2, x.stage_in.data(), x.pack_size, MPI_PACKED,
-               x.peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Pack(x.out.data(), 1, x.layout.type, x.stage_out.data(), x.pack_size, &position,
+           MPI_COMM_WORLD);
+  MPI_Sendrecv(x.stage_out.data(), position, MPI_PACKED, x.peer, 2, x.stage_in.data(), x.pack_size,
+               MPI_PACKED, x.peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   position = 0;
-  MPI_Unpack(x.stage_in.data(), x.pack_size, &position, x.in.data(), 1, x.layout.type, MPI_COMM_WORLD);
+  MPI_Unpack(x.stage_in.data(), x.pack_size, &position, x.in.data(), 1, x.layout.type,
+             MPI_COMM_WORLD);
 }
 
 void pack_runs(Exchange& x) {
@@ -135,8 +143,8 @@ void unpack_runs(Exchange& x) {
 
 __attribute__((noinline)) void run_runs(Exchange& x) {
   pack_runs(x);
-  MPI_Sendrecv(x.stage_out.data(), x.layout.total, MPI_BYTE, x.peer, 3, x.stage_in.data(), x.layout.total, MPI_BYTE,
-               x.peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(x.stage_out.data(), x.layout.total, MPI_BYTE, x.peer, 3, x.stage_in.data(),
+               x.layout.total, MPI_BYTE, x.peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   unpack_runs(x);
 }
 
@@ -156,11 +164,6 @@ __attribute__((noinline)) void run_isend(Exchange& x) {
   unpack_runs(x);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -173,9 +176,11 @@ int main(int argc, char** argv) {
   std::vector<int> faces{16};
   int face_dim = 2, reps = 2000, calls = 10;
   app.add_option("--block", blocks, "round layout: block sizes in bytes (0: none)");
-  app.add_option("--face", faces, "face layout: interior edge n of an n^3 array of doubles (0: none)");
+  app.add_option("--face", faces,
+                 "face layout: interior edge n of an n^3 array of doubles (0: none)");
   app.add_option("--face-dim", face_dim, "face normal (0..2)")->check(CLI::Range(0, 2));
-  app.add_option("--reps", reps, "timed repetitions (each `calls` calls per way)")->check(CLI::PositiveNumber);
+  app.add_option("--reps", reps, "timed repetitions (each `calls` calls per way)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--calls", calls, "calls per repetition")->check(CLI::PositiveNumber);
   try {
     app.parse(argc, argv);
@@ -184,7 +189,8 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return code == 0 ? 0 : 2;
   }
-  if (size > 2 && rank == 0) std::fprintf(stderr, "isostencil-bench-pack: ranks beyond 2 sit idle\n");
+  if (size > 2 && rank == 0)
+    std::fprintf(stderr, "isostencil-bench-pack: ranks beyond 2 sit idle\n");
   const int peer = size == 1 ? 0 : (rank ^ 1) < size ? rank ^ 1 : MPI_PROC_NULL;
   std::vector<std::pair<std::string, Layout>> layouts;
   // A size of 0 leaves that layout out (callgrind runs of one layout each).
@@ -192,10 +198,12 @@ int main(int argc, char** argv) {
     if (b > 0) layouts.emplace_back("round-" + std::to_string(b) + "B", round_layout(b));
   for (int n : faces)
     if (n > 0)
-      layouts.emplace_back("face" + std::to_string(face_dim) + "-" + std::to_string(n), face_layout(n, face_dim));
+      layouts.emplace_back("face" + std::to_string(face_dim) + "-" + std::to_string(n),
+                           face_layout(n, face_dim));
   if (rank == 0)
-    std::printf("%-16s %8s %6s %12s %12s %12s %12s %12s %8s %8s\n", "layout", "bytes", "runs", "datatype_us", "pack_us",
-                "runs_us", "persist_us", "isend_us", "dt/runs", "dt/pers");
+    std::printf("%-16s %8s %6s %12s %12s %12s %12s %12s %8s %8s\n", "layout", "bytes", "runs",
+                "datatype_us", "pack_us", "runs_us", "persist_us", "isend_us", "dt/runs",
+                "dt/pers");
   int failures = 0;
   for (auto& [name, layout] : layouts) {
     Exchange x(layout, peer);
@@ -204,13 +212,15 @@ int main(int argc, char** argv) {
     const Way ways[num_ways] = {run_datatype, run_pack, run_runs, run_persist, run_isend};
     // Correctness: each way delivers the partner's bytes at the same places.
     for (Way way : ways) {
-      for (std::size_t k = 0; k < x.out.size(); ++k) x.out[k] = static_cast<char>(k * 7 + rank);
+      for (std::size_t k = 0; k < x.out.size(); ++k)
+        x.out[k] = static_cast<char>(k * 7 + rank);
       std::fill(x.in.begin(), x.in.end(), 0);
       way(x);
       if (peer == MPI_PROC_NULL) continue;
       for (const Run& run : layout.runs)
         for (int k = 0; k < run.bytes; ++k)
-          if (x.in[static_cast<std::size_t>(run.offset + k)] != static_cast<char>((run.offset + k) * 7 + peer)) {
+          if (x.in[static_cast<std::size_t>(run.offset + k)] !=
+              static_cast<char>((run.offset + k) * 7 + peer)) {
             ++failures;
             k = run.bytes;
           }
@@ -220,17 +230,20 @@ int main(int argc, char** argv) {
       for (int w = 0; w < num_ways; ++w) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double begin = MPI_Wtime();
-        for (int c = 0; c < calls; ++c) ways[w](x);
+        for (int c = 0; c < calls; ++c)
+          ways[w](x);
         t[w].push_back((MPI_Wtime() - begin) / calls * 1e6);
       }
-    const double d = median(t[0]), p = median(t[1]), m = median(t[2]), ps = median(t[3]), is = median(t[4]);
+    const double d = isobench::median(t[0]), p = isobench::median(t[1]), m = isobench::median(t[2]),
+                 ps = isobench::median(t[3]), is = isobench::median(t[4]);
     if (rank == 0)
-      std::printf("%-16s %8d %6zu %12.3f %12.3f %12.3f %12.3f %12.3f %8.2f %8.2f\n", name.c_str(), layout.total,
-                  layout.runs.size(), d, p, m, ps, is, d / m, d / ps);
+      std::printf("%-16s %8d %6zu %12.3f %12.3f %12.3f %12.3f %12.3f %8.2f %8.2f\n", name.c_str(),
+                  layout.total, layout.runs.size(), d, p, m, ps, is, d / m, d / ps);
     MPI_Type_free(&layout.type);
   }
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0 && failures) std::fprintf(stderr, "isostencil-bench-pack: %d wrong runs\n", failures);
+  if (rank == 0 && failures)
+    std::fprintf(stderr, "isostencil-bench-pack: %d wrong runs\n", failures);
   MPI_Finalize();
   return failures ? 1 : 0;
 }
