@@ -25,7 +25,6 @@
 #include <iostream>
 #include <map>
 #include <optional>
-#include <set>
 
 namespace isobench {
 
@@ -248,26 +247,6 @@ std::unique_ptr<Graph> make_graph(MPI_Comm cart, const iso::Neighborhood& nbh, b
   graph->send_identity = is_identity(graph->send_order);
   graph->recv_identity = is_identity(graph->recv_order);
   return graph;
-}
-
-// Whether the MPI library pairs repeated edges in order: the k-th message to
-// a neighbor that appears several times lands in the k-th block from it (what
-// the isomorphic layout needs). Probed once on a one-process graph with two
-// self-edges; MPICH 4.0.2 delivers them reversed (docs/mpich.md).
-bool repeated_edges_in_order() {
-  static const bool in_order = [] {
-    const int self[2] = {0, 0};
-    MPI_Comm graph = MPI_COMM_NULL;
-    ISO_MPI_CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_SELF, 2, self, MPI_UNWEIGHTED, 2, self, MPI_UNWEIGHTED,
-                                                 MPI_INFO_NULL, 0, &graph));
-    const int send[2] = {1, 2};
-    int recv[2] = {0, 0};
-    const int rc = MPI_Neighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, graph);
-    MPI_Comm_free(&graph);
-    ISO_MPI_CHECK(rc);
-    return recv[0] == 1 && recv[1] == 2;
-  }();
-  return in_order;
 }
 
 // ---------------------------------------------------------------------------
@@ -746,14 +725,9 @@ int CollectivesCommand::run(MPI_Comm world) {
       // pairs repeated edges in order; otherwise their rows are skipped.
       std::string repeated_skip;
       {
-        std::set<int> targets, sources;
-        int repeated = 0;
-        for (int i = 0; i < s; ++i) {
-          if (nbh.target_rank(i) >= 0 && !targets.insert(nbh.target_rank(i)).second) repeated = 1;
-          if (nbh.source_rank(i) >= 0 && !sources.insert(nbh.source_rank(i)).second) repeated = 1;
-        }
+        int repeated = nbh.has_repeated_partner() ? 1 : 0;
         MPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT, MPI_MAX, bench.get());
-        if (repeated && !repeated_edges_in_order())
+        if (repeated && !iso::mpi_pairs_repeated_edges_in_order())
           repeated_skip = "unsupported: repeated partners, and this MPI library pairs repeated edges out of order";
       }
       if (first)
@@ -857,7 +831,8 @@ int CollectivesCommand::run(MPI_Comm world) {
                                                  : (c.kind == Kind::mpi_adjacent || c.kind == Kind::mpi_persistent)
                                                      ? adjacent_error
                                                      : std::string();
-              if (!repeated_skip.empty() && c.algorithm == iso::Algorithm::mpi && c.kind != Kind::bound) {
+              if (!repeated_skip.empty() && c.algorithm == iso::Algorithm::mpi && c.kind != Kind::bound &&
+                  c.kind != Kind::iso) {
                 row.status = "skipped";
                 row.note = repeated_skip;
                 say(fmt::format("  {} {} {} {}: skipped: {}", op_name(op), n.name, format_bytes(m), c.name,

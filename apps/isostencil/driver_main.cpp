@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <cstdio>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -105,9 +106,13 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
                   << " --help for more information.\n";
       return usage_exit_code;
     } catch (const std::exception& error) {
-      std::cerr << name << " " << command->app()->get_name() << ": error";
-      if (mpi.size > 1) std::cerr << " on rank " << mpi.rank;
-      std::cerr << ": " << error.what() << "\n";
+      // One write of the whole line: MPI_Abort may end the job before a line
+      // written in pieces reaches the launcher (MPICH's hydra cut it).
+      std::string line = name + " " + command->app()->get_name() + ": error";
+      if (mpi.size > 1) line += " on rank " + std::to_string(mpi.rank);
+      line += std::string(": ") + error.what() + "\n";
+      std::fwrite(line.data(), 1, line.size(), stderr);
+      std::fflush(stderr);
       // Other ranks may be waiting in a collective this rank will never join.
       if (mpi.size > 1 && !command->rank0_only()) MPI_Abort(MPI_COMM_WORLD, usage_exit_code);
       return usage_exit_code;

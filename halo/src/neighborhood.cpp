@@ -272,4 +272,17 @@ int Neighborhood::source_rank(int block) const {
   return geometry_.shifted_rank(coords_.data(), offsets_[block], -1);
 }
 
+bool Neighborhood::has_repeated_partner() const {
+  std::vector<int> targets, sources;
+  for (int i = 0; i < size(); ++i) {
+    if (target_rank(i) >= 0) targets.push_back(target_rank(i));
+    if (source_rank(i) >= 0) sources.push_back(source_rank(i));
+  }
+  for (std::vector<int>* ranks : {&targets, &sources}) {
+    std::sort(ranks->begin(), ranks->end());
+    if (std::adjacent_find(ranks->begin(), ranks->end()) != ranks->end()) return true;
+  }
+  return false;
+}
+
 }  // namespace iso

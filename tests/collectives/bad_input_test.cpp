@@ -261,5 +261,40 @@ TEST_F(BadArguments, NullDatatype) {
                    MPI_INT);
 }
 
+// A neighborhood where every rank is its own partner twice (offsets +-P on a
+// periodic ring of P processes; at P <= 2 the +-1 partners coincide too):
+// Algorithm::mpi delivers block i from source i whether or not the MPI
+// library pairs repeated graph edges in order (Open MPI 4.1 does, MPICH 4.0.2
+// reverses them), as it merges a partner's blocks into one message.
+TEST(CollectivesRepeatedPartners, MpiAlgorithmDeliversInBlockOrder) {
+  const int p = world_size();
+  iso::CartComm cart(MPI_COMM_WORLD, {p}, {true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList(1, {1, -1, p, -p}));
+  EXPECT_TRUE(nbh.has_repeated_partner());
+  const int rank = nbh.rank();
+  std::vector<int> send(4), recv(4, -1), expected(4);
+  for (int k = 0; k < 4; ++k) {
+    send[static_cast<std::size_t>(k)] = 100 * rank + k;
+    expected[static_cast<std::size_t>(k)] = 100 * nbh.source_rank(k) + k;
+  }
+  if (rank == 0)
+    std::printf("[ repeated ] this MPI library pairs repeated edges %s\n",
+                iso::mpi_pairs_repeated_edges_in_order() ? "in order" : "out of order");
+  for (iso::Algorithm algorithm : {iso::Algorithm::mpi, iso::Algorithm::automatic}) {
+    std::fill(recv.begin(), recv.end(), -1);
+    iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, MPI_INT, recv.data(), 1, MPI_INT,
+                                           iso::OperationOptions{algorithm});
+    for (int run = 0; run < 2; ++run) op.run();
+    EXPECT_EQ(recv, expected) << iso::to_string(algorithm) << ", rank " << rank;
+  }
+  // allgather: the same block to every partner, so the merged message repeats it.
+  std::vector<int> gathered(4, -1), expected_gathered(4);
+  for (int k = 0; k < 4; ++k) expected_gathered[static_cast<std::size_t>(k)] = 100 * nbh.source_rank(k);
+  iso::Operation gather = iso::allgather_init(nbh, send.data(), 1, MPI_INT, gathered.data(), 1, MPI_INT,
+                                              iso::OperationOptions{iso::Algorithm::mpi});
+  gather.run();
+  EXPECT_EQ(gathered, expected_gathered) << "rank " << rank;
+}
+
 }  // namespace
 }  // namespace iso_collectives_test

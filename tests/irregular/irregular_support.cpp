@@ -391,16 +391,24 @@ Buffer mpi_reference(MPI_Comm cart, const std::vector<int>& sources, const std::
   std::vector<int> src, dst, scounts, rcounts;
   std::vector<MPI_Aint> sdispls, rdispls;
   std::vector<MPI_Datatype> stypes, rtypes;
+  // MPICH before 4.1 reads the send arrays of MPI_Neighbor_alltoallw by the
+  // indegree and the receive arrays by the outdegree (heap corruption where
+  // they differ, on meshes): there missing partners stay as MPI_PROC_NULL.
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40100000
+  constexpr bool keep_missing = true;
+#else
+  constexpr bool keep_missing = false;
+#endif
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    if (targets[i] >= 0) {
-      dst.push_back(targets[i]);
+    if (targets[i] >= 0 || keep_missing) {
+      dst.push_back(targets[i] >= 0 ? targets[i] : MPI_PROC_NULL);
       const BlockSpec& b = mine.send.blocks[i];
       scounts.push_back(b.count);
       sdispls.push_back(b.displ);
       stypes.push_back(pool.get(b.type));
     }
-    if (sources[i] >= 0) {
-      src.push_back(sources[i]);
+    if (sources[i] >= 0 || keep_missing) {
+      src.push_back(sources[i] >= 0 ? sources[i] : MPI_PROC_NULL);
       const BlockSpec& b = mine.recv.blocks[i];
       rcounts.push_back(b.count);
       rdispls.push_back(b.displ);
@@ -466,6 +474,12 @@ const std::vector<iso::Algorithm>& all_algorithms() {
   return list;
 }
 
+bool neighbor_reference_untrusted(const iso::Neighborhood& nbh) {
+  int repeated = nbh.has_repeated_partner() ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &repeated, 1, MPI_INT, MPI_MAX, nbh.comm());
+  return repeated && !iso::mpi_pairs_repeated_edges_in_order();
+}
+
 CaseResult run_case(const Case& c, Api api, const std::vector<iso::Algorithm>& algorithms, int generations,
                     bool with_reference) {
   CaseResult result;
@@ -498,6 +512,10 @@ CaseResult run_case(const Case& c, Api api, const std::vector<iso::Algorithm>& a
   for (int g = 1; g <= generations; ++g)
     expected.push_back(expected_receive(cart->get(), c, mine, sources, g, consistent));
   if (!consistent) fail("test bug: send and receive block sizes differ (layout function breaks the rule)");
+
+  // Where some rank has a neighbor in several directions, an MPI library that
+  // pairs repeated edges out of order (MPICH 4.0.2) cannot be the reference.
+  if (neighbor_reference_untrusted(*nbh)) with_reference = false;
 
   std::vector<Buffer> linear_results;
   Buffer send(mine.send.bytes), recv(mine.recv.bytes);

@@ -221,6 +221,12 @@ CaseResult run_case(const Case& c, Api api, const std::vector<iso::Algorithm>& a
 /// Every algorithm the tests run: linear, torus, direct, mpi, automatic.
 const std::vector<iso::Algorithm>& all_algorithms();
 
+/// Whether MPI_Neighbor_alltoallw on `nbh`'s partners cannot serve as a
+/// reference: some rank has a partner in several directions and the MPI
+/// library pairs repeated edges out of order (MPICH 4.0.2). Collective over
+/// nbh.comm().
+bool neighbor_reference_untrusted(const iso::Neighborhood& nbh);
+
 /// Reports the failures of one case (any rank) as gtest failures; returns true
 /// on every rank iff no rank failed.
 bool report(const Case& c, const CaseResult& result, const char* api_name);

@@ -58,6 +58,14 @@ private:
   friend Operation make_operation(std::unique_ptr<Impl> impl);
 };
 
+/// Whether the MPI library's neighborhood collectives pair repeated edges in
+/// order: the k-th message to a neighbor listed several times lands in the
+/// k-th block from it, as the isomorphic layout needs. Probed once per process
+/// (two self-edges on MPI_COMM_SELF). Open MPI 4.1 does; MPICH 4.0.2 reverses
+/// them, so there Algorithm::mpi refuses neighborhoods with repeated partners
+/// (Neighborhood::has_repeated_partner on any rank) with an iso::Error.
+bool mpi_pairs_repeated_edges_in_order();
+
 /// Isomorphic all-to-all: block i of sendbuf (sendcount x sendtype, blocks
 /// consecutive by extent) goes to target i; block i of recvbuf comes from
 /// source i. Collective over the neighborhood; argument errors raise the same

@@ -82,6 +82,9 @@ public:
   /// Rank that block i is sent to / received from (-1: none, non-periodic mesh).
   int target_rank(int block) const;
   int source_rank(int block) const;
+  /// Whether some rank is this process's target for two blocks, or its source
+  /// for two (tiny tori: 2 processes along a periodic dimension, or 1).
+  bool has_repeated_partner() const;
 
   /// First of `count` consecutive message tags on comm() reserved for one
   /// operation, so operations share the communicator yet never match each
