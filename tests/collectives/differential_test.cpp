@@ -26,7 +26,6 @@ constexpr std::array<iso::Algorithm, 5> algorithms = {iso::Algorithm::linear, is
                                                       iso::Algorithm::direct, iso::Algorithm::mpi,
                                                       iso::Algorithm::automatic};
 constexpr int num_algorithms = static_cast<int>(algorithms.size());
-constexpr int mpi_algorithm = 3;
 constexpr std::array<iso::Collective, 2> collectives = {iso::Collective::alltoall,
                                                         iso::Collective::allgather};
 
@@ -87,7 +86,7 @@ struct CaseReport {
   std::string details;     // this rank's first-difference descriptions
   long operations = 0;     // library operations run and compared
   long elements = 0;       // received elements compared (blocks from existing sources)
-  long mpi_skipped = 0;    // cases where Algorithm::mpi was left out (repeated partners)
+  long reference_skipped = 0;  // cases without the MPI_Neighbor_* reference (repeated partners)
 };
 
 bool has_repeated_partner(const Partners& partners) {
@@ -131,15 +130,14 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
     }
   }
   ScopedLayouts layouts(make_layout_pair(c.kind_for_rank(world_rank()), c.elements));
-  // Algorithm::mpi is the MPI library's own nonblocking neighborhood
-  // collective; ALGORITHMS.md 4 warns that those are wrong where partners
-  // repeat (tiny tori). Open MPI 4.1.4 was seen to get them right
-  // (ISO_COLLECTIVES_MPI_ALWAYS=1 runs them), but other MPIs may not, so by
-  // default it runs only where no rank has a repeated partner (agreed over
-  // ranks: every rank must make the same init calls).
-  const bool skip_mpi_algorithm =
-      !all_ranks(!has_repeated_partner(partners)) && !env_int("ISO_COLLECTIVES_MPI_ALWAYS", 0);
-  if (skip_mpi_algorithm) report.mpi_skipped = 1;
+  // MPI_Neighbor_* is a reference where partners are distinct, or where the
+  // MPI library pairs repeated edges in order (Open MPI 4.1; MPICH 4.0.2
+  // reverses them, ALGORITHMS.md 4, docs/mpich.md). Agreed over ranks, as the
+  // call is collective. Algorithm::mpi runs everywhere: it merges a repeated
+  // partner's blocks into one edge.
+  const bool reference_trusted =
+      all_ranks(!has_repeated_partner(partners)) || iso::mpi_pairs_repeated_edges_in_order();
+  if (!reference_trusted) report.reference_skipped = 1;
   for (int ci = 0; ci < 2; ++ci) {
     if (only_collective >= 0 && ci != only_collective) continue;
     const iso::Collective collective = collectives[static_cast<std::size_t>(ci)];
@@ -149,7 +147,6 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
     bool have_linear = false;
     for (int ai = 0; ai < num_algorithms; ++ai) {
       if (only_algorithm >= 0 && ai != only_algorithm) continue;
-      if (ai == mpi_algorithm && skip_mpi_algorithm) continue;
       const iso::Algorithm algorithm = algorithms[static_cast<std::size_t>(ai)];
       const std::string label =
           std::string(iso::to_string(collective)) + "/" + iso::to_string(algorithm);
@@ -181,19 +178,8 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
                           first_difference(result.recv, linear_result, layouts.get().recv, s);
       }
     }
-#ifdef OMPI_MAJOR_VERSION
-    const bool reference_trusted = true;
-#else
-    const bool reference_trusted = !skip_mpi_algorithm;
-#endif
     if (only_collective < 0 && reference_trusted) {
       // The MPI library's own neighborhood collective on the same partners.
-      // Open MPI 4.1.4's blocking MPI_Neighbor_* on a distributed graph was
-      // checked to handle repeated partners (tiny tori) correctly, so there
-      // the reference runs for every neighborhood; a disagreement is reported
-      // with a note when partners repeat. MPICH 4.0 pairs the messages of
-      // repeated partners in another order, so elsewhere it runs only where
-      // partners are distinct (agreed over ranks, as the call is collective).
       const Buffer reference =
           mpi_reference(cart->get(), partners, layouts.get(), collective, generation);
       const std::string diff = first_difference(reference, expected, layouts.get().recv, s);
@@ -279,7 +265,7 @@ public:
     ++cases_;
     operations_ += report.operations;
     elements_ += report.elements;
-    mpi_skipped_ += report.mpi_skipped;
+    reference_skipped_ += report.reference_skipped;
     if (bits == 0) return true;
     ++failed_;
     const bool verbose = failed_ <= 6;
@@ -319,14 +305,14 @@ public:
       std::printf(
           "[%s] %d cases on %d ranks, %d failed; %ld operations run and compared (all ranks), %ld "
           "received "
-          "elements compared; Algorithm::mpi left out in %ld cases with repeated partners\n",
-          what, cases_, world_size(), failed_, total[0], total[1], mpi_skipped_);
+          "elements compared; MPI_Neighbor_* reference left out in %ld cases with repeated partners\n",
+          what, cases_, world_size(), failed_, total[0], total[1], reference_skipped_);
   }
 
 private:
   long operations_ = 0;
   long elements_ = 0;
-  long mpi_skipped_ = 0;
+  long reference_skipped_ = 0;
   int cases_ = 0;
   int failed_ = 0;
   int minimized_ = 0;

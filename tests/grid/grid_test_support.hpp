@@ -279,29 +279,4 @@ inline std::vector<long> global_extent(const std::vector<int>& procs, int local,
   return extent;
 }
 
-/// True where no rank has two blocks with the same partner (tiny tori): the
-/// MPI library's own neighborhood collective is trusted only there
-/// (ALGORITHMS.md 4). Collective.
-template <int D>
-bool distinct_partners(const Grid<D>& grid) {
-  const iso::CartGeometry& geometry = grid.decomposition().geometry();
-  const std::vector<int>& coords = grid.decomposition().coords();
-  std::set<int> targets, sources;
-  bool distinct = true;
-  const iso::OffsetList& e = grid.directions();
-  for (int i = 0; i < e.size(); ++i) {
-    std::vector<int> v(e[i], e[i] + D);
-    for (int& c : v)
-      c = -c;
-    const int target = geometry.shifted_rank(coords.data(), v.data(), +1);
-    const int source = geometry.shifted_rank(coords.data(), v.data(), -1);
-    if (target >= 0 && !targets.insert(target).second) distinct = false;
-    if (source >= 0 && !sources.insert(source).second) distinct = false;
-  }
-  // ISO_GRID_MPI_ALWAYS=1 runs the library's collective there too.
-  const char* always = std::getenv("ISO_GRID_MPI_ALWAYS");
-  if (always != nullptr && std::string(always) == "1") return true;
-  return iso_test::all_ranks(distinct, grid.comm());
-}
-
 }  // namespace grid_test

@@ -6,7 +6,6 @@
 // bit for bit, so every decomposition and every rank count (ctest runs this
 // at 1, 2, 3, 4 and 8 ranks) gives the same field.
 #include "life_reference.hpp"
-#include "../grid/grid_test_support.hpp"  // distinct_partners
 #include "isostencil/kernels/life.hpp"
 #include "isostencil_test.hpp"
 
@@ -18,12 +17,6 @@
 #include <vector>
 
 namespace {
-
-// Runs of Algorithm::mpi left out: a rank has one partner in several
-// directions (tiny tori), where MPI libraries' own neighborhood collectives
-// are not trusted (ALGORITHMS.md 4; MPICH 4.0.2 pairs such messages in
-// reverse order, docs/mpich.md). ISO_GRID_MPI_ALWAYS=1 runs them anyway.
-int mpi_runs_skipped = 0;
 
 using isostencil::kernels::Life;
 using isostencil::kernels::LifeOptions;
@@ -182,10 +175,6 @@ template <int D>
 void check_one(const std::array<long, D>& extent, const std::array<bool, D>& periodic,
                const std::array<int, D>& process_dims, const LifeOptions& options) {
   Life<D> life(MPI_COMM_WORLD, extent, periodic, LifeRule("B3/S23", D), options, process_dims);
-  if (options.halo.algorithm == iso::Algorithm::mpi && !grid_test::distinct_partners(life.grid())) {
-    ++mpi_runs_skipped;
-    return;
-  }
   std::array<int, D> actual_dims{};
   for (int j = 0; j < D; ++j)
     actual_dims[j] = life.grid().decomposition().process_dims()[j];
@@ -237,8 +226,6 @@ TEST(LifeReference, EveryHaloAlgorithm) {
       check_one<3>({7, 6, 8}, {true, true, false}, {}, options);
     }
   }
-  if (iso_test::world_rank() == 0 && mpi_runs_skipped > 0)
-    std::printf("[ life ] %d mpi runs skipped: a rank has a repeated partner\n", mpi_runs_skipped);
 }
 
 TEST(LifeReference, SetGlobalLoadsAnyField) {
