@@ -9,6 +9,7 @@
 #   JOBS           parallel build jobs (default: 2)
 #   SETUP_QUIET=1  print nothing on success
 #   SETUP_VERBOSE=1  stream apt/CMake/compiler output instead of logging it
+#   SETUP_PACKAGES_ONLY=1  install the packages, then stop (no configure/build)
 #   ISOSTENCIL_MPI   openmpi (default) or mpich: the MPI library to build with;
 #                    mpich also installs MPICH and its parallel HDF5 and
 #                    builds in build-mpich unless BUILD_DIR says otherwise
@@ -113,6 +114,7 @@ if dpkg-query -W -f='${db:Status-Status}' mpich 2>/dev/null | grep -qx installed
   [[ "$(id -u)" == 0 ]] || SUDO=(sudo)
   keep_openmpi_default
 fi
+[[ "${SETUP_PACKAGES_ONLY:-0}" == 1 ]] && exit 0
 
 # --- configure ----------------------------------------------------------------
 # Always configure (a few seconds when nothing changed): test areas are found
