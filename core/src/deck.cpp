@@ -137,7 +137,7 @@ std::vector<DeckKey> make_schema() {
       {"run", "overlap", Kind::boolean, "true", "true, false",
        "update the cells that read no ghost while the halo exchange is in flight", {}},
       // [halo]
-      {"halo", "algorithm", Kind::string, "\"auto\"", "auto, linear, torus, direct, mpi",
+      {"halo", "algorithm", Kind::string, "\"auto\"", iso::algorithm_names(iso::AlgorithmNames::auto_first),
        "halo exchange schedule; auto lets the cost model choose (the summary says what it chose)",
        {}},
       {"halo", "validate_every", Kind::integer, "0 (never)", ">= 0",
@@ -849,7 +849,10 @@ private:
 
     // [halo]
     d.halo.algorithm = string_or("halo.algorithm", "auto");
-    check_choice("halo.algorithm", d.halo.algorithm, {"auto", "linear", "torus", "direct", "mpi"});
+    std::vector<std::string> algorithms{"auto"};  // the default first, as the key table shows
+    for (const iso::AlgorithmInfo& info : iso::algorithm_table())
+      if (info.algorithm != iso::Algorithm::automatic) algorithms.emplace_back(info.name);
+    check_choice("halo.algorithm", d.halo.algorithm, algorithms);
     d.halo.validate_every = int_or("halo.validate_every", 0);
     check_at_least("halo.validate_every", d.halo.validate_every, 0);
 
@@ -1418,7 +1421,8 @@ void check_decomposition(const Deck& deck, int num_procs) {
                     " ranks); every process needs at least one cell");
     const long smallest = n / p;
     const int width = std::max(widths.lo[static_cast<std::size_t>(j)], widths.hi[static_cast<std::size_t>(j)]);
-    if (p > 1 && width > smallest)
+    if (iso::halo_misfit_dimension(iso::HaloWidths{{width}, {width}}, {p}, {deck.grid.periodic[static_cast<std::size_t>(j)]},
+                                   {smallest}) == 0)
       deck.fail(deck.where("stencil.radius").origin == "default" ? "grid.extent" : "stencil.radius",
                 "the stencil reaches " + std::to_string(width) + " cells in dimension " +
                     std::to_string(j) + " but the smallest subdomain there has " +

@@ -1,6 +1,5 @@
 #include "isostencil/core/decomposition.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -63,14 +62,14 @@ iso::CartComm make_cart(MPI_Comm comm, const std::vector<long>& global_extent,
       error += ") do not fit " + std::to_string(size) + " processes";
     }
   }
-  std::uint64_t fingerprint = detail::mix(0, static_cast<std::uint64_t>(d));
+  std::uint64_t fingerprint = iso::mix_fingerprint(0, static_cast<std::uint64_t>(d));
   for (long n : global_extent)
-    fingerprint = detail::mix(fingerprint, static_cast<std::uint64_t>(n));
+    fingerprint = iso::mix_fingerprint(fingerprint, static_cast<std::uint64_t>(n));
   for (bool p : periodic)
-    fingerprint = detail::mix(fingerprint, p ? 1 : 2);
+    fingerprint = iso::mix_fingerprint(fingerprint, p ? 1 : 2);
   for (int p : process_dims)
-    fingerprint = detail::mix(fingerprint, static_cast<std::uint64_t>(p));
-  detail::agree(comm, where, error, fingerprint,
+    fingerprint = iso::mix_fingerprint(fingerprint, static_cast<std::uint64_t>(p));
+  iso::agree_on_errors(comm, where, error, fingerprint,
                 "the global extent, periodic flags or process grid sizes");
   // CartComm picks the zero entries with MPI_Dims_create and agrees on its
   // own errors (sizes that do not divide the number of processes).

@@ -1,7 +1,6 @@
 // The parts of Grid<D> that do not depend on D or the element type.
 #include "isostencil/core/grid.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -20,7 +19,7 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
     error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
             " dimensions, the grid " + std::to_string(dims);
   // A stencil that differs between ranks would pair mismatched blocks.
-  agree(decomposition.comm(), where, error, stencil.hash(), "the stencils (offsets or weights)");
+  iso::agree_on_errors(decomposition.comm(), where, error, stencil.hash(), "the stencils (offsets or weights)");
 
   GridShape shape;
   const iso::HaloWidths widths = stencil.halo_widths();
@@ -30,12 +29,14 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
   // The same test as iso::HaloExchange makes, made here from agreed figures
   // (the same error on every rank, no communication) and naming the stencil,
   // so a deck that cannot work fails when the grid is made.
-  for (int j = 0; j < dims; ++j) {
-    const bool exchanged = decomposition.process_dims()[j] > 1 || decomposition.periodic()[j];
+  std::vector<long> smallest_extent(static_cast<std::size_t>(dims));
+  for (int j = 0; j < dims; ++j) smallest_extent[static_cast<std::size_t>(j)] = decomposition.smallest_local_extent(j);
+  if (const int j = iso::halo_misfit_dimension(widths, decomposition.process_dims(), decomposition.periodic(),
+                                               smallest_extent);
+      j >= 0) {
     const int width = std::max(shape.ghost_lo[j], shape.ghost_hi[j]);
-    const int smallest = decomposition.smallest_local_extent(j);
-    if (exchanged && width > smallest)
-      throw iso::Error(
+    const long smallest = smallest_extent[static_cast<std::size_t>(j)];
+    throw iso::Error(
           std::string(where) + ": dimension " + std::to_string(j) + ": halo width " +
           std::to_string(width) + " of stencil " + stencil.name() +
           " is wider than the smallest local extent " + std::to_string(smallest) +
@@ -48,11 +49,6 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
   return shape;
 }
 
-void agree_on_field_errors(const Decomposition& decomposition, const char* where,
-                           const std::string& local_error) {
-  agree(decomposition.comm(), where, local_error);
-}
-
 iso::HaloValidation compare_cells(const Decomposition& decomposition, const char* where,
                                   const iso::ArrayLayout& layout, const void* first,
                                   const void* second, bool interior_too) {
@@ -60,7 +56,7 @@ iso::HaloValidation compare_cells(const Decomposition& decomposition, const char
   const std::string mismatch =
       iso::compare_cells(layout, first, second, interior_too, result.cells_compared);
   try {
-    agree(decomposition.comm(), where, mismatch);
+    iso::agree_on_errors(decomposition.comm(), where, mismatch);
   } catch (const iso::Error& e) {
     result.ok = false;
     result.message = e.what();

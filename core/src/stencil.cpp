@@ -1,6 +1,5 @@
 #include "isostencil/core/stencil.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -130,9 +129,9 @@ std::uint64_t Stencil::hash() const {
   for (double w : weights_) {
     std::uint64_t bits = 0;
     std::memcpy(&bits, &w, sizeof bits);
-    hash = detail::mix(hash, bits);
+    hash = iso::mix_fingerprint(hash, bits);
   }
-  return detail::mix(hash, weights_.size());
+  return iso::mix_fingerprint(hash, weights_.size());
 }
 
 std::ostream& operator<<(std::ostream& out, const Stencil& stencil) {

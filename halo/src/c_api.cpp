@@ -1,6 +1,5 @@
 #include "iso/iso.h"
 
-#include "agree.hpp"
 #include "iso/collectives.hpp"
 #include "iso/error.hpp"
 
@@ -108,7 +107,7 @@ int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_co
     if (verify == "false" || verify == "0") options.verify = false;
     const std::string algorithm_name = info_value(info, "iso_algorithm");
     // Agreed over all ranks, so no rank is left waiting in a collective.
-    iso::detail::agree_on_errors(cartcomm, where,
+    iso::agree_on_errors(cartcomm, where,
                                  bad_count ? "s is negative or relative_coordinates is null" : "");
     auto holder = std::make_unique<Attached>(
         Attached{iso::Neighborhood(cartcomm, iso::OffsetList(std::max(d, 1), std::move(coords)), options),

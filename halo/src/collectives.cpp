@@ -1,6 +1,5 @@
 #include "iso/collectives.hpp"
 
-#include "agree.hpp"
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 
@@ -1064,7 +1063,7 @@ void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers
               std::to_string(neighborhood.source_rank(i)) +
               " (block sizes may differ only along dimensions where the offset is zero)";
   }
-  detail::agree_on_errors(neighborhood.comm(), where, error);
+  agree_on_errors(neighborhood.comm(), where, error);
 }
 
 Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
@@ -1079,7 +1078,7 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
       block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
     error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
             std::to_string(block_bytes(buffers.recv[0])) + " (type signatures must match)";
-  detail::agree_on_errors(neighborhood.comm(), where, error);
+  agree_on_errors(neighborhood.comm(), where, error);
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());

@@ -1,6 +1,5 @@
 #include "iso/cost_model.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -428,7 +427,7 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   }
   ISO_MPI_CHECK(MPI_Bcast(figures, 12, MPI_DOUBLE, 0, comm));
   if (figures[0] < 0 || !error.empty())
-    detail::agree_on_errors(comm, "iso::CostModel", "ISO_COST_MODEL=" + path + " cannot be used: " + error);
+    agree_on_errors(comm, "iso::CostModel", "ISO_COST_MODEL=" + path + " cannot be used: " + error);
   if (figures[0] > 0) {
     cached = std::make_unique<CostModel>();
     cached->alpha = figures[1], cached->beta = figures[2], cached->gamma = figures[3], cached->delta = figures[4];

@@ -1,6 +1,5 @@
 #include "iso/halo_exchange.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -11,6 +10,16 @@
 #include <utility>
 
 namespace iso {
+
+int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
+                          const std::vector<bool>& periodic, const std::vector<long>& smallest_extent) {
+  for (std::size_t j = 0; j < process_dims.size(); ++j) {
+    const bool exchanged = process_dims[j] > 1 || (j < periodic.size() && periodic[j]);
+    const int width = std::max(j < widths.lo.size() ? widths.lo[j] : 0, j < widths.hi.size() ? widths.hi[j] : 0);
+    if (exchanged && width > smallest_extent[j]) return static_cast<int>(j);
+  }
+  return -1;
+}
 
 HaloWidths stencil_halo_widths(const OffsetList& stencil) {
   HaloWidths widths;
@@ -224,7 +233,7 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   ISO_MPI_CHECK(MPI_Cartdim_get(cart, &cart_dims));
   if (layout_.global_offset.empty()) layout_.global_offset.assign(layout_.dims(), 0);
   std::string error = check_layout(layout_, cart_dims, directions_, fields_);
-  detail::agree_on_errors(cart, where, error);
+  agree_on_errors(cart, where, error);
   ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
 
   // A ghost layer wider than a neighbor's subdomain would need data from
@@ -234,13 +243,15 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   ISO_MPI_CHECK(MPI_Cart_get(cart, d, dims.data(), periods.data(), coords.data()));
   std::vector<int> smallest(layout_.interior);
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, smallest.data(), d, MPI_INT, MPI_MIN, cart));
-  for (int j = 0; j < d && error.empty(); ++j) {
-    const bool exchanged = dims[j] > 1 || periods[j];
-    const int width = std::max(layout_.ghost_lo[j], layout_.ghost_hi[j]);
-    if (exchanged && width > smallest[j])
-      error = "dimension " + std::to_string(j) + ": halo width " + std::to_string(width) +
-              " is wider than the smallest local extent " + std::to_string(smallest[j]) +
-              " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower stencil";
+  const int misfit = halo_misfit_dimension(HaloWidths{layout_.ghost_lo, layout_.ghost_hi}, dims,
+                                           std::vector<bool>(periods.begin(), periods.end()),
+                                           std::vector<long>(smallest.begin(), smallest.end()));
+  if (error.empty() && misfit >= 0) {
+    const auto j = static_cast<std::size_t>(misfit);
+    error = "dimension " + std::to_string(j) + ": halo width " +
+            std::to_string(std::max(layout_.ghost_lo[j], layout_.ghost_hi[j])) +
+            " is wider than the smallest local extent " + std::to_string(smallest[j]) +
+            " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower stencil";
   }
   if (!error.empty()) throw Error(std::string(where) + ": " + error);
 
@@ -385,7 +396,7 @@ HaloValidation HaloExchange::validate() {
   }
   for (int f = 0; f < nfields; ++f) std::memcpy(fields_[f], combined[f].data(), bytes);
   try {
-    detail::agree_on_errors(neighborhood_->comm(), "halo validation", mismatch);
+    agree_on_errors(neighborhood_->comm(), "halo validation", mismatch);
   } catch (const Error& e) {
     result.ok = false;
     result.message = e.what();

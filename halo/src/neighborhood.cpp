@@ -1,6 +1,5 @@
 #include "iso/neighborhood.hpp"
 
-#include "agree.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -9,20 +8,6 @@
 #include <string>
 
 namespace iso {
-
-void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error) {
-  int rank = 0, size = 1;
-  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
-  int first = local_error.empty() ? size : rank;
-  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) return;
-  int length = rank == first ? static_cast<int>(local_error.size()) : 0;
-  ISO_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, first, comm));
-  std::string message = rank == first ? local_error : std::string(static_cast<std::size_t>(length), ' ');
-  ISO_MPI_CHECK(MPI_Bcast(message.data(), length, MPI_CHAR, first, comm));
-  throw Error(where + ": rank " + std::to_string(first) + ": " + message);
-}
 
 Comm& Comm::operator=(Comm&& other) noexcept {
   if (this != &other) {
@@ -69,7 +54,7 @@ CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> per
     if (product != size)
       error = "process grid of " + std::to_string(product) + " processes for " + std::to_string(size) + " ranks";
   }
-  detail::agree_on_errors(parent, where, error);
+  agree_on_errors(parent, where, error);
   std::vector<int> periods(periodic.begin(), periodic.end());
   MPI_Comm cart = MPI_COMM_NULL;
   ISO_MPI_CHECK(MPI_Cart_create(parent, d, dims.data(), periods.data(), reorder ? 1 : 0, &cart));
@@ -214,7 +199,7 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
     const std::uint64_t hash = offsets_.hash() ^ (geometry_.hash() * 31u);
     std::int64_t summary[3] = {error.empty() ? 0 : 1, static_cast<std::int64_t>(hash), ~static_cast<std::int64_t>(hash)};
     ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, summary, 3, MPI_INT64_T, MPI_MAX, cart));
-    if (summary[0] != 0) detail::agree_on_errors(cart, where, error);
+    if (summary[0] != 0) agree_on_errors(cart, where, error);
     if (summary[1] != ~summary[2]) {
       int size = 1;
       ISO_MPI_CHECK(MPI_Comm_size(cart, &size));
@@ -236,7 +221,7 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
                   "; every rank must pass the same offsets in the same order");
     }
   } else {
-    detail::agree_on_errors(cart, where, error);
+    agree_on_errors(cart, where, error);
   }
   shared_ = acquire(cart);
   comm_ = shared_->comm;

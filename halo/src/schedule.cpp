@@ -36,14 +36,39 @@ const char* to_string(Buffer buffer) {
   return "?";
 }
 
+const std::vector<AlgorithmInfo>& algorithm_table() {
+  static const std::vector<AlgorithmInfo> table{
+      {Algorithm::linear, "linear", "straightforward", true, "one round per nonzero offset, no combining"},
+      {Algorithm::torus, "torus", "hop", true, "message combining over immediate torus links"},
+      {Algorithm::direct, "direct", "torus-direct", true, "message combining with direct shifts along each dimension"},
+      {Algorithm::mpi, "mpi", "native", false, "the MPI library's own neighborhood collective"},
+      {Algorithm::automatic, "auto", "automatic", false, "the least predicted time of the others (cost model)"},
+  };
+  return table;
+}
+
+std::string algorithm_names(AlgorithmNames which, const std::string& separator) {
+  std::vector<const char*> names;
+  if (which == AlgorithmNames::auto_first) names.push_back("auto");
+  for (const AlgorithmInfo& info : algorithm_table()) {
+    const bool automatic = info.algorithm == Algorithm::automatic;
+    if (automatic && which != AlgorithmNames::all) continue;
+    if (which == AlgorithmNames::scheduled && !info.scheduled) continue;
+    names.push_back(info.name);
+  }
+  std::string text;
+  for (const char* name : names) text += (text.empty() ? "" : separator) + std::string(name);
+  return text;
+}
+
 Algorithm parse_algorithm(const std::string& name) {
-  if (name == "linear" || name == "straightforward") return Algorithm::linear;
-  if (name == "torus" || name == "hop") return Algorithm::torus;
-  if (name == "direct" || name == "torus-direct") return Algorithm::direct;
-  if (name == "mpi" || name == "native") return Algorithm::mpi;
-  if (name == "auto" || name == "automatic") return Algorithm::automatic;
-  throw Error("iso::parse_algorithm: unknown algorithm \"" + name +
-              "\"; allowed: linear (straightforward), torus (hop), direct (torus-direct), mpi (native), auto");
+  std::string allowed;
+  for (const AlgorithmInfo& info : algorithm_table()) {
+    if (name == info.name || name == info.alias) return info.algorithm;
+    allowed += (allowed.empty() ? "" : ", ") + std::string(info.name) +
+               (info.algorithm == Algorithm::automatic ? "" : std::string(" (") + info.alias + ")");
+  }
+  throw Error("iso::parse_algorithm: unknown algorithm \"" + name + "\"; allowed: " + allowed);
 }
 
 long Schedule::messages_sent() const {

@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -24,6 +25,19 @@ private:
 /// every rank throws iso::Error("<where>: rank <r>: <message of the lowest
 /// such rank r>"), so no rank is left waiting in a later collective.
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error);
+
+/// The same, and then: when `fingerprint` differs between ranks (arguments
+/// that must be equal everywhere are not), every rank throws iso::Error
+/// "<where>: <what_must_match> differ between ranks; ...". One helper for
+/// every layer: the library, the grid, the kernels, decks and the driver.
+void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                     std::uint64_t fingerprint, const std::string& what_must_match);
+
+/// Mixes `value` into a fingerprint (for agree_on_errors).
+inline std::uint64_t mix_fingerprint(std::uint64_t hash, std::uint64_t value) {
+  hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2);
+  return hash * 0x100000001b3ULL;
+}
 
 namespace detail {
 [[noreturn]] void throw_mpi_error(int code, const char* call, const char* file, int line);

@@ -21,6 +21,15 @@ struct HaloWidths {
 };
 HaloWidths stencil_halo_widths(const OffsetList& stencil);
 
+/// The one rule for halo widths, used by decks, the grid and HaloExchange: a
+/// dimension is exchanged when it has more than one process or is periodic
+/// (one periodic process is its own neighbor), and there the wider side of
+/// the halo must not exceed `smallest_extent[j]`, the smallest subdomain
+/// extent in that dimension, so every ghost cell comes from the nearest
+/// process. Returns the first dimension that breaks it, or -1. Pure.
+int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
+                          const std::vector<bool>& periodic, const std::vector<long>& smallest_extent);
+
 /// Ghost directions e in {-1,0,1}^d a stencil reads: the closure under zeroing
 /// of {sign(c)}, minus 0, in lexicographic order. Box stencils give all 3^d-1,
 /// star stencils the 2d faces, one-sided stencils an asymmetric subset.

@@ -30,6 +30,26 @@ const char* to_string(Collective collective);
 /// naming the allowed values.
 Algorithm parse_algorithm(const std::string& name);
 
+/// The algorithm table: every algorithm once, in the order auto breaks ties
+/// and every list shows them (linear, torus, direct, mpi, then auto).
+struct AlgorithmInfo {
+  Algorithm algorithm;
+  const char* name;     ///< as to_string()
+  const char* alias;    ///< the other spelling parse_algorithm() accepts
+  bool scheduled;       ///< has a schedule of its own (linear, torus, direct)
+  const char* meaning;  ///< one line for help texts
+};
+const std::vector<AlgorithmInfo>& algorithm_table();
+/// Which names algorithm_names() lists.
+enum class AlgorithmNames {
+  all,           ///< linear, torus, direct, mpi, auto
+  auto_first,    ///< auto, linear, torus, direct, mpi (deck keys: the default first)
+  fixed,         ///< linear, torus, direct, mpi
+  scheduled,     ///< linear, torus, direct
+};
+/// The names of the table joined by `separator`.
+std::string algorithm_names(AlgorithmNames which = AlgorithmNames::all, const std::string& separator = ", ");
+
 /// The four buffers of ALGORITHMS.md: S, R, T and the mesh redirection T2.
 enum class Buffer : std::uint8_t { send, recv, temp, temp2 };
 const char* to_string(Buffer buffer);

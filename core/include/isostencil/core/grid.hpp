@@ -16,6 +16,8 @@
 #include "isostencil/core/halo_exchange.hpp"
 #include "isostencil/core/stencil.hpp"
 
+#include "iso/error.hpp"
+
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
@@ -44,9 +46,6 @@ struct GridShape {
 /// dimension, the width and the smallest local extent).
 GridShape derive_grid_shape(const char* where, const Decomposition& decomposition,
                             const Stencil& stencil, int dims);
-/// Collective: when any rank has an error, every rank throws it.
-void agree_on_field_errors(const Decomposition& decomposition, const char* where,
-                           const std::string& local_error);
 /// Collective: compares two arrays of `layout` bitwise (ghost cells, and the
 /// interior too when asked); the first mismatch over all ranks is reported as
 /// "rank R: ghost cell in direction (..), global index (..) (local (..)): ...".
@@ -231,7 +230,7 @@ public:
     using value_type = typename View::non_const_value_type;
     std::string error = check_field("compare", first, 0);
     if (error.empty()) error = check_field("compare", second, 1);
-    detail::agree_on_field_errors(*decomposition_, "isostencil::core::Grid::compare", error);
+    iso::agree_on_errors(decomposition_->comm(), "isostencil::core::Grid::compare", error);
     auto host_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), first);
     auto host_second = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), second);
     return detail::compare_cells(*decomposition_, "isostencil::core::Grid::compare",
@@ -309,7 +308,7 @@ private:
           "(define ISOSTENCIL_GPU_AWARE_MPI); staging through host buffers is not "
           "implemented: use a host-accessible memory space";
 #endif
-    detail::agree_on_field_errors(*decomposition_, where, error);
+    iso::agree_on_errors(decomposition_->comm(), where, error);
     return HaloExchange(decomposition_, layout(mpi_datatype<value_type>::get()), directions_,
                         std::move(data), std::move(keep_alive), host_accessible, options);
   }

@@ -535,7 +535,7 @@ UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
   if (error.empty()) error = detail::check_grid_field(grid, where, "out", out);
   if (error.empty() && in.data() == out.data())
     error = std::string(where) + ": in and out are the same field";
-  detail::agree(grid, where, error);
+  iso::agree_on_errors(grid.decomposition().comm(), where, error);
   const auto stride = detail::layout_right_strides<D>(in);
   const Kokkos::View<detail::Term*> terms = detail::make_terms<D>(op, stride);
   const detail::ApplyStencil<D> functor{in.data(),    out.data(),
@@ -602,7 +602,7 @@ public:
       error = std::string(where) + ": the source is the field u itself";
     if (error.empty() && (options_.residual_every < 0 || options_.max_sweeps < 0))
       error = std::string(where) + ": residual_every and max_sweeps must be >= 0";
-    detail::agree(grid_, where, error);
+    iso::agree_on_errors(grid_.decomposition().comm(), where, error);
     fields_[0] = std::move(u);
     fields_[1] =
         field_type(Kokkos::view_alloc(Kokkos::WithoutInitializing, fields_[0].label() + ":next"),

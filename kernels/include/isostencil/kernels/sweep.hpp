@@ -133,12 +133,6 @@ std::string check_grid_field(const core::Grid<D>& grid, const char* where, const
   return {};
 }
 
-/// Collective over the grid: every rank throws iso::Error when any rank has an error.
-template <int D>
-void agree(const core::Grid<D>& grid, const char* where, const std::string& error) {
-  core::detail::agree_on_field_errors(grid.decomposition(), where, error);
-}
-
 }  // namespace detail
 
 /// Same as for_each_cell (update.hpp), under its earlier name.

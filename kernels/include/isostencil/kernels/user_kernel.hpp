@@ -310,7 +310,7 @@ public:
     if (error.empty()) error = detail::check_grid_field(grid_, where, "output", output);
     if (error.empty() && input.data() == output.data())
       error = std::string(where) + ": input and output are the same field";
-    detail::agree(grid_, where, error);
+    iso::agree_on_errors(grid_.decomposition().comm(), where, error);
 
     fields_[0] = std::move(input);
     fields_[1] = std::move(output);
