@@ -13,11 +13,21 @@
 #   ISOSTENCIL_MPI   openmpi (default) or mpich: the MPI library to build with;
 #                    mpich also installs MPICH and its parallel HDF5 and
 #                    builds in build-mpich unless BUILD_DIR says otherwise
+#   ISOSTENCIL_KOKKOS  serial (default: Debian's Kokkos 3.4.1, Serial only) or
+#                    openmp: builds Kokkos 3.4.1 with OpenMP once into a cache
+#                    folder (scripts/kokkos.sh) and the project against it, in
+#                    build-openmp unless BUILD_DIR says otherwise
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 ISOSTENCIL_MPI="${ISOSTENCIL_MPI:-openmpi}"
+ISOSTENCIL_KOKKOS="${ISOSTENCIL_KOKKOS:-serial}"
+case "$ISOSTENCIL_KOKKOS" in
+  serial) ;;
+  openmp) BUILD_DIR="${BUILD_DIR:-build-openmp}" ;;
+  *) echo "setup: ISOSTENCIL_KOKKOS=$ISOSTENCIL_KOKKOS: expected serial or openmp" >&2; exit 2 ;;
+esac
 case "$ISOSTENCIL_MPI" in
   openmpi) BUILD_DIR="${BUILD_DIR:-build}" ;;
   mpich) BUILD_DIR="${BUILD_DIR:-build-mpich}" ;;
@@ -125,6 +135,11 @@ if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   say "configuring and building $BUILD_DIR (from scratch: about 5 minutes on 2 cores)"
 fi
 if [[ "$ISOSTENCIL_MPI" == mpich ]]; then configure+=(-DISOSTENCIL_MPI=mpich); fi
+if [[ "$ISOSTENCIL_KOKKOS" == openmp ]]; then
+  kokkos_prefix="$(JOBS="$JOBS" SETUP_QUIET="$SETUP_QUIET" bash scripts/kokkos.sh openmp)" ||
+    fail "could not build Kokkos with OpenMP (scripts/kokkos.sh)"
+  configure+=(-DKokkos_ROOT="$kokkos_prefix")
+fi
 # shellcheck disable=SC2206  # CMAKE_ARGS is a word list by design
 configure+=(${CMAKE_ARGS:-})
 run_logged configure "${configure[@]}" || fail "configure failed: ${configure[*]}"

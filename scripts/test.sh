@@ -4,7 +4,15 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-BUILD_DIR="${BUILD_DIR:-build}"
+case "${ISOSTENCIL_KOKKOS:-serial}" in
+  openmp)
+    BUILD_DIR="${BUILD_DIR:-build-openmp}"
+    # Two threads per rank, not pinned: ranks and threads share 2 cores.
+    export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
+    ;;
+  *) BUILD_DIR="${BUILD_DIR:-build}" ;;
+esac
+export BUILD_DIR
 
 bash scripts/setup.sh
 exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@"
