@@ -1,5 +1,5 @@
 // isostencil-bench-pack: what one message of scattered blocks costs, three
-// ways, for the small-message path of halo/src/collectives.cpp:
+// ways, for the small-message path of halo/src/operation_build.cpp:
 //
 //   datatype  one hindexed (or struct-of-subarray) datatype, sent zero-copy
 //   pack      MPI_Pack into a contiguous buffer, MPI_PACKED, MPI_Unpack

@@ -1,4 +1,5 @@
-// The benchmark's neighborhoods, named by short specifications:
+// The benchmark's neighborhoods, named by short specifications (the halo
+// library's named shapes, iso/offsets.hpp):
 //   moore            Moore neighborhoods d = 2..5, r = 1..3 (the paper's Fig. 2, Table II)
 //   moore:D          Moore d = D, r = 1..3
 //   moore:D:R        one Moore neighborhood (Chebyshev ball, self excluded)
@@ -14,26 +15,24 @@
 #pragma once
 
 #include "iso/geometry.hpp"
+#include "iso/offsets.hpp"
 
 #include <string>
 #include <vector>
 
 namespace isobench {
 
-struct NamedNeighborhood {
-  std::string name;         ///< short name for CSV and file names, e.g. "moore-d3-r1"
-  std::string description;  ///< human-readable
-  iso::OffsetList offsets;
-};
+/// name (for CSV and file names, e.g. "moore-d3-r1"), description, offsets.
+using NamedNeighborhood = iso::NamedOffsets;
 
-/// Expands one specification (see above). Throws isostencil::UsageError with
-/// the specification in the message when it is malformed or too large.
+/// Expands one specification (see above): iso::expand_named_offsets, its
+/// errors (naming the specification) as isostencil::UsageError.
 std::vector<NamedNeighborhood> expand_neighborhood(const std::string& spec);
 
-/// Builders, exposed for tests.
-iso::OffsetList octant_offsets(int dims, int radius);
-iso::OffsetList shales_offsets(int dims, const std::vector<int>& radii);
-iso::OffsetList shells_offsets(int dims, const std::vector<int>& radii);
+/// The library's builders, under the names the benchmark's tests use.
+using iso::octant_offsets;
+using iso::shales_offsets;
+using iso::shells_offsets;
 
 /// Number of nonzero coordinates of offset i (the paper's ||C^i|| in Fig. 3).
 int nonzero_coordinates(const iso::OffsetList& offsets, int i);

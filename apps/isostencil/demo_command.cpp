@@ -280,8 +280,8 @@ public:
     };
     std::vector<Row> rows;
     const std::uint32_t seeds[2] = {1, 2};
-    std::vector<iso::Algorithm> algorithms = predict_algorithms();  // linear, torus, direct, mpi
-    algorithms.push_back(iso::Algorithm::automatic);
+    std::vector<iso::Algorithm> algorithms;  // the table's: linear, torus, direct, mpi, auto
+    for (const iso::AlgorithmInfo& info : iso::algorithm_table()) algorithms.push_back(info.algorithm);
 
     for (std::size_t size_index = 0; size_index < sizes.size(); ++size_index) {
       const SizePrediction& predicted = predictions.sizes[size_index];

@@ -25,7 +25,8 @@ public:
     app_ = parent.add_subcommand(
         "plan",
         "Print a neighborhood's schedules and their figures (rounds, messages, block volume) "
-        "for the linear, torus and direct algorithms, alltoall and allgather; with --predict, "
+        "for the " + iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " and ") +
+        " algorithms, alltoall and allgather; with --predict, "
         "every algorithm's predicted time under the cost model and auto's choice");
     app_->footer(
         "Examples:\n"
@@ -48,9 +49,10 @@ public:
         ->group("Process grid");
     auto* predict =
         app_->add_flag("--predict", predict_,
-                       "also predict each algorithm's time per call (linear, torus, direct and "
-                       "mpi, the MPI library's neighborhood collective) under the cost model, "
-                       "and which one auto picks")
+                       "also predict each algorithm's time per call (" +
+                           iso::algorithm_names(iso::AlgorithmNames::fixed, ", ", " and ") +
+                           ", the MPI library's neighborhood collective) under the cost model, "
+                           "and which one auto picks")
             ->group("Cost model");
     app_->add_option("--bytes,-b", bytes_,
                      "bytes per block for --predict, one size or a list, e.g. 8,512,8192 "
@@ -74,7 +76,8 @@ public:
         ->check(CLI::NonNegativeNumber)
         ->group("Output");
     app_->add_option("--algorithm", algorithm_,
-                     "restrict --rounds to one algorithm: linear, torus or direct")
+                     "restrict --rounds to one algorithm: " +
+                         iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " or "))
         ->group("Output");
     app_->add_option("--collective", collective_,
                      "restrict --rounds to one collective: alltoall or allgather")

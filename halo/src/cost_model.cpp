@@ -1,5 +1,6 @@
 #include "iso/cost_model.hpp"
 
+#include "cost_model_internal.hpp"
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -58,7 +59,7 @@ void make_directories(const std::string& path) {
 
 }  // namespace
 
-double predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes) {
+double detail::predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes) {
   double seconds = 0;
   for (const Round& round : schedule.rounds) {
     const long moved = std::max(sum_bytes(round.send, bytes), sum_bytes(round.recv, bytes));
@@ -92,6 +93,35 @@ double predict_native_seconds(const CostModel& model, int neighbors, const Block
   const double first = large && model.delta_large > 0 ? model.delta_large : model.delta;
   const double further = neighbors > 0 ? std::max(0.0, std::max(sent_extra, received_extra) - first) : 0.0;
   return start + further + std::max(sent, received) + model.gamma * 2.0 * neighbors;
+}
+
+const std::vector<Algorithm>& automatic_candidates() {
+  static const std::vector<Algorithm> candidates = [] {
+    std::vector<Algorithm> out;
+    for (const AlgorithmInfo& info : algorithm_table())
+      if (info.algorithm != Algorithm::automatic) out.push_back(info.algorithm);
+    return out;
+  }();
+  return candidates;
+}
+
+Algorithm cheapest_algorithm(const std::vector<double>& seconds, bool mpi_candidate) {
+  const std::vector<Algorithm>& candidates = automatic_candidates();
+  if (seconds.size() != candidates.size())
+    throw Error("iso::cheapest_algorithm: " + std::to_string(seconds.size()) + " predictions for " +
+                std::to_string(candidates.size()) + " candidates");
+  std::size_t best = candidates.size();
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (candidates[k] == Algorithm::mpi && !mpi_candidate) continue;
+    if (best == candidates.size() || seconds[k] < seconds[best]) best = k;
+  }
+  return candidates[best];
+}
+
+bool mpi_is_candidate(std::vector<int> targets) {
+  targets.erase(std::remove(targets.begin(), targets.end(), -1), targets.end());
+  std::sort(targets.begin(), targets.end());
+  return std::adjacent_find(targets.begin(), targets.end()) == targets.end();
 }
 
 std::vector<ExecutionStep> execution_steps(const Schedule& schedule) {
@@ -391,13 +421,18 @@ std::string CostModel::default_cache_path() {
   return "isostencil_cost_model.txt";
 }
 
+CostModelSource cost_model_source() {
+  if (const char* chosen = std::getenv("ISO_COST_MODEL"); chosen && *chosen) return {chosen, true};
+  return {CostModel::default_cache_path(), false};
+}
+
 const CostModel& CostModel::for_comm(MPI_Comm comm) {
   static std::unique_ptr<CostModel> cached;
   if (cached) return *cached;
   int rank = 0;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const char* chosen = std::getenv("ISO_COST_MODEL");
-  const std::string path = chosen && *chosen ? chosen : default_cache_path();
+  const CostModelSource source = cost_model_source();
+  const std::string& path = source.path;
   // Rank 0 decides and broadcasts, so every rank takes the same branch.
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
   double figures[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // ..., beta_copy, delta_large, beta_scattered
@@ -412,9 +447,9 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
         // Our own cache of the one-regime format, or from before rendezvous
         // bursts were measured: measured again below.
         figures[0] =
-            (chosen && *chosen) || (model.version >= 2 && model.delta_large > 0 && model.beta_scattered > 0) ? 1 : 0;
+            source.named || (model.version >= 2 && model.delta_large > 0 && model.beta_scattered > 0) ? 1 : 0;
       } catch (const Error& e) {
-        if (chosen && *chosen) error = e.what();  // a file the user named must work
+        if (source.named) error = e.what();  // a file the user named must work
       }
     }
     if (figures[0] != 0) {

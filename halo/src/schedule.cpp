@@ -47,7 +47,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
   return table;
 }
 
-std::string algorithm_names(AlgorithmNames which, const std::string& separator) {
+std::string algorithm_names(AlgorithmNames which, const std::string& separator, const char* last_separator) {
   std::vector<const char*> names;
   if (which == AlgorithmNames::auto_first) names.push_back("auto");
   for (const AlgorithmInfo& info : algorithm_table()) {
@@ -57,7 +57,10 @@ std::string algorithm_names(AlgorithmNames which, const std::string& separator) 
     names.push_back(info.name);
   }
   std::string text;
-  for (const char* name : names) text += (text.empty() ? "" : separator) + std::string(name);
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (k > 0) text += last_separator && k + 1 == names.size() ? std::string(last_separator) : separator;
+    text += names[k];
+  }
   return text;
 }
 

@@ -231,15 +231,6 @@ TEST(Predict, ChoiceFlipsFromTorusToLinearWhereMpiIsExcluded) {
   EXPECT_NE(text.find("excluded"), std::string::npos) << text;
 }
 
-// Ties go to the first candidate in automatic's order; an excluded mpi never wins.
-TEST(Predict, CheapestFollowsTheLibraryRule) {
-  using isostencil::cheapest_algorithm;
-  EXPECT_EQ(cheapest_algorithm({3, 2, 2, 5}, true), Algorithm::torus);
-  EXPECT_EQ(cheapest_algorithm({3, 3, 3, 3}, true), Algorithm::linear);
-  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, true), Algorithm::mpi);
-  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, false), Algorithm::direct);
-}
-
 // 100 x 100 x 100 = 10^6 processes: a torus needs one process's schedules.
 // Timed in processor time: wall time would count the tests and builds running
 // beside this one on a loaded machine, not this computation.
@@ -270,7 +261,7 @@ TEST(Predict, MeshTakesTheMaximumOverEveryProcess) {
   const auto& collectives = isostencil::plan_collectives();
   for (std::size_t a = 0; a < 3; ++a)
     for (Collective collective : collectives) {
-      const Algorithm algorithm = isostencil::predict_algorithms()[a];
+      const Algorithm algorithm = iso::automatic_candidates()[a];
       double worst = 0;
       long rounds = 0;
       for (int rank = 0; rank < 15; ++rank) {

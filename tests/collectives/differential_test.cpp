@@ -395,7 +395,7 @@ TEST(CollectivesDifferential, HandPickedNeighborhoods) {
       {"rank-dependent-double-layouts",
        rank_dependent(make_case(dims_create(3), {true, true, true}, moore(3, 1, true), 1, 24))},
       // Around the small-message path's 4000-byte image limit
-      // (collectives.cpp): torus rounds of 9 blocks of 110 and 112 ints
+      // (operation_build.cpp): torus rounds of 9 blocks of 110 and 112 ints
       // (3960 / 4032 B), strided, lower-bound-shifted and mixed types (rank
       // dependent: 108 elements, a multiple of every layout's unit).
       {"moore3d-pack-limit-below", make_case(dims_create(3), {true, true, true}, moore(3, 1, false), 0, 110)},

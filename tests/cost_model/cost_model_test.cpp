@@ -10,6 +10,9 @@
 #include "iso/error.hpp"
 #include "iso/schedule.hpp"
 
+// The library's internal round-by-round prediction (halo/src).
+#include "cost_model_internal.hpp"
+
 #include <isostencil_test.hpp>
 #include <time_scale.hpp>
 
@@ -261,7 +264,7 @@ iso::BlockBytes uniform_bytes(int s, long bytes, iso::Collective collective) {
 double predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid, std::vector<int> coords,
                iso::Algorithm algorithm, iso::Collective collective, const iso::BlockBytes& bytes) {
   const iso::Schedule schedule = iso::build_schedule(offsets, grid, coords.data(), algorithm, collective);
-  return iso::predict_seconds(hand_model(), schedule, bytes);
+  return iso::detail::predict_seconds(hand_model(), schedule, bytes);
 }
 
 void expect_close(double got, double want, const char* what) {
@@ -349,9 +352,9 @@ TEST(CostModelPredict, RoundsInTheRegimeOfTheirSize) {
     return iso::build_schedule(moore, torus, std::vector<int>{1, 2}.data(), algorithm, iso::Collective::alltoall);
   };
   // Torus: 4 (4e-6 + 6144 * 5e-10 + 6 g) = 4 * 7.672e-6 = 3.0688e-5.
-  expect_close(iso::predict_seconds(model, schedule(iso::Algorithm::torus), bytes), 3.0688e-5, "torus");
+  expect_close(iso::detail::predict_seconds(model, schedule(iso::Algorithm::torus), bytes), 3.0688e-5, "torus");
   // Linear: 8 (a + 2048 b + 2 g) = 8 * 3.248e-6 = 2.5984e-5.
-  expect_close(iso::predict_seconds(model, schedule(iso::Algorithm::linear), bytes), 2.5984e-5, "linear");
+  expect_close(iso::detail::predict_seconds(model, schedule(iso::Algorithm::linear), bytes), 2.5984e-5, "linear");
   // Native: every block 2048 B (eager): a + 7 dl + 8 * 2048 b + 16 g
   // = 1e-6 + 3.5e-6 + 1.6384e-5 + 1.6e-6 = 2.2484e-5.
   expect_close(iso::predict_native_seconds(model, 8, bytes), 2.2484e-5, "native eager");
@@ -609,6 +612,27 @@ TEST(CostModelPredict, RendezvousTermsOrderTheAlgorithmsAsMeasured) {
 
 // ---------------------------------------------------------------------------
 // The automatic choice
+
+// Ties go to the first candidate in automatic's order; an excluded mpi never wins.
+TEST(CostModelAutomatic, CheapestFollowsTheLibraryRule) {
+  using iso::Algorithm;
+  using iso::cheapest_algorithm;
+  EXPECT_EQ(cheapest_algorithm({3, 2, 2, 5}, true), Algorithm::torus);
+  EXPECT_EQ(cheapest_algorithm({3, 3, 3, 3}, true), Algorithm::linear);
+  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, true), Algorithm::mpi);
+  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, false), Algorithm::direct);
+}
+
+// The candidates are the table's fixed algorithms, in its order; coinciding
+// targets (tiny tori) leave mpi out.
+TEST(CostModelAutomatic, CandidatesAndMpiCandidacy) {
+  EXPECT_EQ(iso::automatic_candidates(), (std::vector<iso::Algorithm>{iso::Algorithm::linear, iso::Algorithm::torus,
+                                                                     iso::Algorithm::direct, iso::Algorithm::mpi}));
+  EXPECT_THROW(iso::cheapest_algorithm({1, 2, 3}, true), iso::Error);
+  EXPECT_TRUE(iso::mpi_is_candidate({3, 1, -1, -1, 2}));
+  EXPECT_FALSE(iso::mpi_is_candidate({3, 1, 3}));
+  EXPECT_TRUE(iso::mpi_is_candidate({}));
+}
 
 int agreed(int value, int& lo, int& hi) {
   lo = hi = value;

@@ -194,7 +194,7 @@ TEST(IrregularAlltoallw, Figure3BlockSizes) {
   EXPECT_EQ(failures, 0);
 }
 
-// Both sides of the small-message path's limits (halo/src/collectives.cpp):
+// Both sides of the small-message path's limits (halo/src/operation_build.cpp):
 // messages of runs flattened from the datatypes travel through a contiguous
 // image up to 4000 bytes and with their datatype above; local moves are
 // memcpy's of runs up to 16384 runs and MPI_Pack/MPI_Unpack beyond. Uniform

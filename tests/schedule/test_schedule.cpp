@@ -551,6 +551,15 @@ TEST(ScheduleCounts, AlgorithmNamesRoundTrip) {
   EXPECT_STREQ(iso::to_string(Collective::allgather), "allgather");
 }
 
+// The lists help texts and errors print, from the one table.
+TEST(ScheduleCounts, AlgorithmNamesFollowTheTable) {
+  EXPECT_EQ(iso::algorithm_names(), "linear, torus, direct, mpi, auto");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::auto_first), "auto, linear, torus, direct, mpi");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " and "), "linear, torus and direct");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::fixed, ", ", " or "), "linear, torus, direct or mpi");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, "|"), "linear|torus|direct");
+}
+
 // ===========================================================================
 // 2. The simulator on specific cases
 

@@ -7,8 +7,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -26,8 +24,12 @@ const AlgorithmPlan& Plan::at(iso::Algorithm algorithm) const {
 }
 
 const std::vector<iso::Algorithm>& plan_algorithms() {
-  static const std::vector<iso::Algorithm> algorithms{iso::Algorithm::linear, iso::Algorithm::torus,
-                                                      iso::Algorithm::direct};
+  static const std::vector<iso::Algorithm> algorithms = [] {
+    std::vector<iso::Algorithm> scheduled;
+    for (const iso::AlgorithmInfo& info : iso::algorithm_table())
+      if (info.scheduled) scheduled.push_back(info.algorithm);
+    return scheduled;
+  }();
   return algorithms;
 }
 
@@ -199,17 +201,7 @@ nlohmann::ordered_json plan_to_json(const Plan& plan) {
 }
 
 std::string format_block(const iso::BlockRef& block) {
-  switch (block.buffer) {
-    case iso::Buffer::send:
-      return "S[" + std::to_string(block.block) + "]";
-    case iso::Buffer::recv:
-      return "R[" + std::to_string(block.block) + "]";
-    case iso::Buffer::temp:
-      return "T[" + std::to_string(block.block) + "]";
-    case iso::Buffer::temp2:
-      return "T2[" + std::to_string(block.block) + "]";
-  }
-  return "?[" + std::to_string(block.block) + "]";
+  return std::string(iso::to_string(block.buffer)) + "[" + std::to_string(block.block) + "]";
 }
 
 namespace {
@@ -285,12 +277,6 @@ nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule) {
 // ---------------------------------------------------------------------------
 // Predictions under the cost model.
 
-const std::vector<iso::Algorithm>& predict_algorithms() {
-  static const std::vector<iso::Algorithm> algorithms{iso::Algorithm::linear, iso::Algorithm::torus,
-                                                      iso::Algorithm::direct, iso::Algorithm::mpi};
-  return algorithms;
-}
-
 iso::BlockBytes regular_block_bytes(int neighbors, iso::Collective collective, long bytes) {
   iso::BlockBytes weights;
   const int send_blocks = collective == iso::Collective::alltoall ? neighbors : 1;
@@ -299,19 +285,8 @@ iso::BlockBytes regular_block_bytes(int neighbors, iso::Collective collective, l
   return weights;
 }
 
-iso::Algorithm cheapest_algorithm(const std::array<double, 4>& seconds, bool mpi_candidate) {
-  // As choose_algorithm in halo/src/collectives.cpp: strict '<' in candidate
-  // order, an excluded mpi priced out of reach.
-  std::array<double, 4> price = seconds;
-  if (!mpi_candidate) price[3] = 1e300;
-  std::size_t best = 0;
-  for (std::size_t a = 1; a < price.size(); ++a)
-    if (price[a] < price[best]) best = a;
-  return predict_algorithms()[best];
-}
-
 const Prediction& SizePrediction::at(iso::Algorithm algorithm, iso::Collective collective) const {
-  const auto& order = predict_algorithms();
+  const auto& order = iso::automatic_candidates();
   const auto found = std::find(order.begin(), order.end(), algorithm);
   if (found == order.end())
     throw iso::Error(std::string("isostencil::SizePrediction::at: no prediction for ") +
@@ -335,11 +310,13 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
   out.processes_evaluated = evaluated;
   const int s = offsets.size();
   const auto& collectives = plan_collectives();
+  const std::vector<iso::Algorithm>& candidates = iso::automatic_candidates();
 
   std::vector<std::array<iso::BlockBytes, 2>> weights;
   for (long bytes : block_bytes) {
     SizePrediction size;
     size.block_bytes = bytes;
+    size.entries.resize(candidates.size());
     out.sizes.push_back(size);
     weights.push_back({regular_block_bytes(s, iso::Collective::alltoall, bytes),
                        regular_block_bytes(s, iso::Collective::allgather, bytes)});
@@ -356,19 +333,23 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
   for (int rank = 0; rank < evaluated; ++rank) {
     grid.coords_of(rank, coords.data());
     targets.clear();
-    for (int i = 0; i < s; ++i) {
-      const int target = grid.shifted_rank(coords.data(), offsets[i], +1);
-      if (target >= 0) targets.push_back(target);
-    }
-    std::sort(targets.begin(), targets.end());
-    if (std::adjacent_find(targets.begin(), targets.end()) != targets.end())
-      out.mpi_candidate = false;
-    const long existing = static_cast<long>(targets.size());
+    for (int i = 0; i < s; ++i) targets.push_back(grid.shifted_rank(coords.data(), offsets[i], +1));
+    if (!iso::mpi_is_candidate(targets)) out.mpi_candidate = false;
+    const long existing =
+        static_cast<long>(std::count_if(targets.begin(), targets.end(), [](int t) { return t >= 0; }));
 
-    for (std::size_t a = 0; a < 3; ++a) {
+    for (std::size_t a = 0; a < candidates.size(); ++a) {
       for (std::size_t c = 0; c < collectives.size(); ++c) {
-        const iso::Schedule schedule = iso::build_schedule(offsets, grid, coords.data(),
-                                                           predict_algorithms()[a], collectives[c]);
+        if (candidates[a] == iso::Algorithm::mpi) {
+          // The native collective: all messages in one call.
+          for (std::size_t k = 0; k < out.sizes.size(); ++k)
+            keep_max(out.sizes[k].entries[a][c], existing > 0 ? 1 : 0, existing,
+                     existing * out.sizes[k].block_bytes,
+                     iso::predict_native_seconds(model, s, weights[k][c]));
+          continue;
+        }
+        const iso::Schedule schedule =
+            iso::build_schedule(offsets, grid, coords.data(), candidates[a], collectives[c]);
         const long rounds = static_cast<long>(schedule.rounds.size());
         const long blocks = schedule.blocks_sent();
         for (std::size_t k = 0; k < out.sizes.size(); ++k)
@@ -376,21 +357,15 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
                    iso::predict_execution_seconds(model, schedule, weights[k][c], rank));
       }
     }
-    // The native collective: all messages in one call.
-    for (std::size_t c = 0; c < collectives.size(); ++c)
-      for (std::size_t k = 0; k < out.sizes.size(); ++k)
-        keep_max(out.sizes[k].entries[3][c], existing > 0 ? 1 : 0, existing,
-                 existing * out.sizes[k].block_bytes,
-                 iso::predict_native_seconds(model, s, weights[k][c]));
   }
 
-  for (auto& size : out.sizes)
+  for (auto& size : out.sizes) {
     for (std::size_t c = 0; c < 2; ++c) {
-      std::array<double, 4> seconds{};
-      for (std::size_t a = 0; a < 4; ++a)
-        seconds[a] = size.entries[a][c].seconds;
-      size.choice[c] = cheapest_algorithm(seconds, out.mpi_candidate);
+      std::vector<double> seconds;
+      for (const auto& entry : size.entries) seconds.push_back(entry[c].seconds);
+      size.choice[c] = iso::cheapest_algorithm(seconds, out.mpi_candidate);
     }
+  }
   return out;
 }
 
@@ -426,7 +401,7 @@ std::string format_predictions_text(const Predictions& predictions) {
                  "predicted [us]", "auto"},
                 2, 1);
     for (iso::Collective collective : plan_collectives()) {
-      for (iso::Algorithm algorithm : predict_algorithms()) {
+      for (iso::Algorithm algorithm : iso::automatic_candidates()) {
         const Prediction& p = size.at(algorithm, collective);
         std::string mark;
         if (algorithm == size.chosen(collective))
@@ -441,7 +416,8 @@ std::string format_predictions_text(const Predictions& predictions) {
     out += table.str();
   }
   out +=
-      "\nauto picks the least predicted time (ties: the first of linear, torus, direct, mpi;\n"
+      "\nauto picks the least predicted time (ties: the first of " +
+      iso::algorithm_names(iso::AlgorithmNames::fixed) + ";\n"
       "mpi = the MPI library's neighborhood collective, all messages in one call):\n";
   Table choices({"block", "alltoall", "allgather"}, 3);
   for (const auto& size : predictions.sizes)
@@ -461,7 +437,7 @@ nlohmann::ordered_json predictions_to_json(const Predictions& predictions) {
   nlohmann::ordered_json json = nlohmann::ordered_json::object();
   for (const auto& size : predictions.sizes) {
     auto& per_size = json[std::to_string(size.block_bytes)];
-    for (iso::Algorithm algorithm : predict_algorithms())
+    for (iso::Algorithm algorithm : iso::automatic_candidates())
       for (iso::Collective collective : plan_collectives()) {
         const Prediction& p = size.at(algorithm, collective);
         per_size[iso::to_string(algorithm)][iso::to_string(collective)] = {
@@ -483,8 +459,9 @@ nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions) 
           {"torus", predictions.torus},
           {"mpi_candidate", predictions.mpi_candidate},
           {"rule",
-           "auto = least predicted_seconds (maximum over processes); ties: first of linear, "
-           "torus, direct, mpi; mpi excluded where a process's targets coincide"}};
+           "auto = least predicted_seconds (maximum over processes); ties: first of " +
+               iso::algorithm_names(iso::AlgorithmNames::fixed) +
+               "; mpi excluded where a process's targets coincide"}};
 }
 
 iso::CostModel load_model(const std::string& spec, const std::string& option) {
@@ -498,11 +475,12 @@ iso::CostModel load_model(const std::string& spec, const std::string& option) {
 }
 
 iso::CostModel model_without_calibration(std::string& note) {
-  if (const char* chosen = std::getenv("ISO_COST_MODEL"); chosen && *chosen) {
-    note = std::string("ISO_COST_MODEL=") + chosen;
-    return load_model(chosen, "ISO_COST_MODEL");
+  const iso::CostModelSource source = iso::cost_model_source();
+  if (source.named) {
+    note = "ISO_COST_MODEL=" + source.path;
+    return load_model(source.path, "ISO_COST_MODEL");
   }
-  const std::string path = iso::CostModel::default_cache_path();
+  const std::string& path = source.path;
   if (!std::ifstream(path)) {
     note = "built-in defaults (no ISO_COST_MODEL, no cached calibration " + path +
            "; plan calibrates only with --model calibrate)";

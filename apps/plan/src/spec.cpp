@@ -7,8 +7,6 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace isostencil {
@@ -46,36 +44,11 @@ std::string lower(std::string text) {
 }  // namespace
 
 MooreShape parse_moore(const std::string& text, const Limits& limits) {
-  auto colon = text.find(':');
-  long long dims = 0;
-  long long radius = 0;
-  if (colon == std::string::npos || !parse_integer(text.substr(0, colon), dims) ||
-      !parse_integer(text.substr(colon + 1), radius))
-    throw UsageError("--moore: expected D:R (dimension and radius, e.g. 3:1), got \"" + text +
-                     "\"");
-  if (dims < 1) throw UsageError("--moore " + text + ": dimension D must be >= 1");
-  if (radius < 0) throw UsageError("--moore " + text + ": radius R must be >= 0");
-  if (dims > 64) throw UsageError("--moore " + text + ": at most 64 dimensions are supported");
-  if (radius > INT_MAX / 2 - 1) throw UsageError("--moore " + text + ": radius is too large");
-  MooreShape shape{static_cast<int>(dims), static_cast<int>(radius)};
-  if (moore_size(shape, true) > limits.max_offsets)
-    throw UsageError("--moore " + text + ": the neighborhood would have " +
-                     (moore_size(shape, true) == std::numeric_limits<std::int64_t>::max()
-                          ? std::string("more than 9e18")
-                          : std::to_string(moore_size(shape, true))) +
-                     " offsets; at most " + std::to_string(limits.max_offsets) + " are supported");
-  return shape;
-}
-
-std::int64_t moore_size(const MooreShape& shape, bool include_self) {
-  const std::int64_t max = std::numeric_limits<std::int64_t>::max();
-  std::int64_t width = 2 * static_cast<std::int64_t>(shape.radius) + 1;
-  std::int64_t size = 1;
-  for (int j = 0; j < shape.dims; ++j) {
-    if (size > max / width) return max;
-    size *= width;
+  try {
+    return iso::parse_moore(text, limits.max_offsets, "--moore");
+  } catch (const iso::Error& error) {
+    throw UsageError(error.what());
   }
-  return include_self ? size : size - 1;
 }
 
 std::vector<long long> parse_integer_list(const std::string& text, const std::string& option) {
@@ -159,43 +132,11 @@ std::vector<bool> parse_periodic(const std::string& text, int dims) {
 }
 
 iso::OffsetList read_offsets_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw UsageError("--offsets-file " + path + ": cannot open the file");
-  iso::OffsetList offsets;
-  std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.erase(hash);
-    // Blanks separate coordinates too: "1 0 -1" reads like "1,0,-1".
-    std::string text;
-    bool pending_blank = false;
-    for (char c : trim(line)) {
-      if (c == ' ' || c == '\t' || c == '\r') {
-        pending_blank = true;
-        continue;
-      }
-      if (pending_blank && !text.empty() && text.back() != ',' && c != ',') text += ',';
-      pending_blank = false;
-      text += c;
-    }
-    if (text.empty()) continue;
-    const std::string where = path + ":" + std::to_string(line_number) + ": ";
-    if (text.find(';') != std::string::npos)
-      throw UsageError(where + "one offset per line (no ';'), got \"" + trim(line) + "\"");
-    try {
-      iso::OffsetList one = iso::OffsetList::parse(text);
-      if (offsets.dims() != 0 && one.dims() != offsets.dims())
-        throw UsageError(where + "offset \"" + trim(line) + "\" has " + std::to_string(one.dims()) +
-                         " coordinates, the first offset has " + std::to_string(offsets.dims()));
-      offsets.push_back(std::vector<int>(one[0], one[0] + one.dims()));
-    } catch (const iso::Error& error) {
-      throw UsageError(where + error.what());
-    }
+  try {
+    return iso::read_offsets_file(path, "--offsets-file");
+  } catch (const iso::Error& error) {
+    throw UsageError(error.what());
   }
-  if (offsets.dims() == 0) throw UsageError("--offsets-file " + path + ": no offsets in the file");
-  return offsets;
 }
 
 ResolvedOffsets resolve_offsets(const NeighborhoodArgs& args, const std::string& default_moore,

@@ -91,15 +91,22 @@ struct CostModel {
   static std::string default_cache_path();
 };
 
+/// Where automatic's model comes from, in the order for_comm looks (and
+/// `isostencil plan`, which never calibrates): ISO_COST_MODEL when set
+/// ("defaults" or a file, which must then be usable), else the cached
+/// calibration file (default_cache_path(); it may be missing or stale).
+struct CostModelSource {
+  std::string path;    ///< "defaults" or a file
+  bool named = false;  ///< named by ISO_COST_MODEL: an error when unusable
+};
+CostModelSource cost_model_source();
+
 /// Byte size of each block of a collective as this process sees it, used to
 /// weigh schedule entries: send[i] (one entry for allgather), recv[i].
 struct BlockBytes {
   std::vector<long> send;
   std::vector<long> recv;
 };
-
-/// Predicted seconds of one schedule at this process, rounds one after another.
-double predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes);
 
 /// How an operation runs a schedule: rounds [first, last) of schedule.rounds
 /// are started together and completed before the next step, and with
@@ -130,5 +137,20 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
 /// Predicted seconds of the MPI library's neighborhood collective at this
 /// process (`neighbors` messages each way).
 double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes);
+
+/// The candidates of Algorithm::automatic in table order (algorithm_table()
+/// without auto): linear, torus, direct, mpi.
+const std::vector<Algorithm>& automatic_candidates();
+/// The rule of Algorithm::automatic, for the collectives and for predictions
+/// alike: `seconds[k]` is the predicted time of automatic_candidates()[k]
+/// (the maximum over processes); the first candidate of least time wins
+/// (strict '<'), mpi only where `mpi_candidate`. Throws iso::Error unless
+/// `seconds` has one entry per candidate.
+Algorithm cheapest_algorithm(const std::vector<double>& seconds, bool mpi_candidate);
+/// Whether mpi may be automatic's choice at a process whose blocks go to
+/// `targets` (ranks; -1: no target): not where two coincide (tiny tori), since
+/// mpi merges their blocks into one message, which the model does not price.
+/// A candidate for an operation only where it is one at every process.
+bool mpi_is_candidate(std::vector<int> targets);
 
 }  // namespace iso

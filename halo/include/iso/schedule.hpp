@@ -47,8 +47,10 @@ enum class AlgorithmNames {
   fixed,         ///< linear, torus, direct, mpi
   scheduled,     ///< linear, torus, direct
 };
-/// The names of the table joined by `separator`.
-std::string algorithm_names(AlgorithmNames which = AlgorithmNames::all, const std::string& separator = ", ");
+/// The names of the table joined by `separator`, the last two by
+/// `last_separator` when given ("linear, torus and direct").
+std::string algorithm_names(AlgorithmNames which = AlgorithmNames::all, const std::string& separator = ", ",
+                            const char* last_separator = nullptr);
 
 /// The four buffers of ALGORITHMS.md: S, R, T and the mesh redirection T2.
 enum class Buffer : std::uint8_t { send, recv, temp, temp2 };

@@ -35,7 +35,8 @@ struct Plan {
   const AlgorithmPlan& at(iso::Algorithm algorithm) const;
 };
 
-/// linear, torus, direct: the algorithms `plan` and `demo` report, in order.
+/// The algorithms with a schedule of their own (iso::algorithm_table(): linear,
+/// torus, direct), the ones `plan` reports, in table order.
 const std::vector<iso::Algorithm>& plan_algorithms();
 const std::vector<iso::Collective>& plan_collectives();
 
@@ -60,21 +61,13 @@ nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule);
 // ---------------------------------------------------------------------------
 // Predictions under the cost model (ALGORITHMS.md 5; `plan --predict`, `demo`).
 // Pure computation with the library's own predict_execution_seconds and
-// predict_native_seconds, and the rule of Algorithm::automatic: the least
-// predicted time (maximum over processes), first in predict_algorithms() order
-// on a tie, mpi excluded where some process's targets coincide.
-
-/// linear, torus, direct, mpi: the candidates of Algorithm::automatic, in the
-/// order it tries them.
-const std::vector<iso::Algorithm>& predict_algorithms();
+// predict_native_seconds, and the rule of Algorithm::automatic
+// (iso::cheapest_algorithm over iso::automatic_candidates()).
 
 /// The block sizes the library weighs a regular collective's schedule entries
 /// with: s send blocks (alltoall) or one (allgather), s receive blocks, each
 /// of `bytes` bytes.
 iso::BlockBytes regular_block_bytes(int neighbors, iso::Collective collective, long bytes);
-
-/// Automatic's choice among predict_algorithms(): `seconds` in that order.
-iso::Algorithm cheapest_algorithm(const std::array<double, 4>& seconds, bool mpi_candidate);
 
 /// One algorithm and collective at one block size.
 struct Prediction {
@@ -86,8 +79,8 @@ struct Prediction {
 
 struct SizePrediction {
   long block_bytes = 0;
-  /// [algorithm in predict_algorithms() order][0: alltoall, 1: allgather]
-  std::array<std::array<Prediction, 2>, 4> entries;
+  /// [algorithm in iso::automatic_candidates() order][0: alltoall, 1: allgather]
+  std::vector<std::array<Prediction, 2>> entries;
   std::array<iso::Algorithm, 2> choice{iso::Algorithm::linear, iso::Algorithm::linear};
 
   const Prediction& at(iso::Algorithm algorithm, iso::Collective collective) const;
@@ -137,10 +130,10 @@ nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions);
 iso::CostModel load_model(const std::string& spec, const std::string& option = "--model");
 
 /// The model without --model and without MPI (`plan`): CostModel::for_comm's
-/// sources in its order — ISO_COST_MODEL ("defaults" or a file, which must
-/// load), else the cached calibration (CostModel::default_cache_path()) — but
-/// never a calibration: without either, the built-in defaults. `note` says
-/// which source was used (and why a cache file was skipped).
+/// sources in its order (iso::cost_model_source(): ISO_COST_MODEL, which must
+/// load, else the cached calibration) but never a calibration: without
+/// either, the built-in defaults. `note` says which source was used (and why
+/// a cache file was skipped).
 iso::CostModel model_without_calibration(std::string& note);
 
 }  // namespace isostencil

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "iso/geometry.hpp"
+#include "iso/offsets.hpp"
 
 #include <cstdint>
 #include <stdexcept>
@@ -30,10 +31,7 @@ struct NeighborhoodArgs {
   bool mesh = false;         ///< no periodic dimension
 };
 
-struct MooreShape {
-  int dims = 0;
-  int radius = 0;
-};
+using iso::MooreShape;
 
 /// Size limits that keep a typo from running the machine out of memory/time.
 struct Limits {
@@ -51,10 +49,10 @@ struct Limits {
   std::int64_t max_mesh_work = 1'000'000;
 };
 
-/// Parses "D:R" (D >= 1, R >= 0).
+/// Parses "D:R" (D >= 1, R >= 0): iso::parse_moore, its errors as UsageError.
 MooreShape parse_moore(const std::string& text, const Limits& limits = {});
 /// (2r+1)^d, saturating at INT64_MAX.
-std::int64_t moore_size(const MooreShape& shape, bool include_self);
+using iso::moore_size;
 
 /// Parses "a,b,c" into integers; `option` names the option in messages.
 std::vector<long long> parse_integer_list(const std::string& text, const std::string& option);
@@ -69,7 +67,8 @@ std::vector<long> parse_bytes_list(const std::string& text, const std::string& o
 std::vector<bool> parse_periodic(const std::string& text, int dims);
 
 /// Reads one offset per line ("1,0,0" or "1 0 0"); blank lines and everything
-/// after '#' are ignored. Errors name FILE:LINE.
+/// after '#' are ignored: iso::read_offsets_file, its errors (naming FILE:LINE)
+/// as UsageError.
 iso::OffsetList read_offsets_file(const std::string& path);
 
 /// The offsets chosen by exactly one of moore/offsets/offsets_file, with a

@@ -1,0 +1,273 @@
+// An operation's persistent requests and local moves, built once from this
+// process's schedule: staging slots for blocks in transit, message datatypes
+// or plain runs of bytes, copies inside the process, grouped in steps.
+#include "operation_internal.hpp"
+
+#include "iso/cost_model.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace iso::detail {
+
+std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers) {
+  auto impl = std::make_unique<Operation::Impl>();
+  impl->schedule = std::move(schedule);
+  const Schedule& plan = impl->schedule;
+  // Tags base + round index (base + global rounds: the local copies) keep
+  // this operation's messages apart from every other's on the shared
+  // communicator; a duplicate only when the tag space is spent.
+  int tag_base = neighborhood.reserve_tags(plan.num_global_rounds + 1);
+  impl->comm = neighborhood.comm();
+  if (tag_base < 0) {
+    MPI_Comm dup = MPI_COMM_NULL;
+    ISO_MPI_CHECK(MPI_Comm_dup(neighborhood.comm(), &dup));
+    impl->own = Comm(dup);
+    impl->comm = dup;
+    ISO_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+    tag_base = 0;
+  }
+
+  // Temporary slots hold block i in transit. Where its signature is n copies
+  // of one predefined type (every halo block, however scattered), the slot is
+  // n contiguous elements: compact, and independent of where the user's
+  // arrays lie. Otherwise it takes the receive block's layout, sized by its
+  // true extent and offset by its true lower bound.
+  const std::size_t unit = sizeof(std::max_align_t);
+  std::vector<BlockDesc> shapes(plan.num_blocks);
+  std::vector<std::size_t> slot_units(plan.num_blocks, 0);
+  std::vector<MPI_Aint> slot_lowest(plan.num_blocks, 0);
+  std::size_t total_units = 0;
+  for (int i = 0; i < plan.num_blocks; ++i) {
+    if (!plan.uses_temp[i] && !plan.uses_temp2[i]) continue;
+    shapes[i] = staging_shape(buffers.recv[i]);
+    const auto [lowest, span] = true_span(type_info(shapes[i].type), shapes[i].count);
+    slot_units[i] = (static_cast<std::size_t>(span) + unit - 1) / unit;
+    slot_lowest[i] = lowest;
+    total_units += slot_units[i] * static_cast<std::size_t>(plan.uses_temp[i] + plan.uses_temp2[i]);
+  }
+  impl->scratch.resize(std::max<std::size_t>(1, total_units));
+  MPI_Aint next = address_of(impl->scratch.data());
+  for (int i = 0; i < plan.num_blocks; ++i) {
+    if (plan.uses_temp[i]) {
+      buffers.temp[i] = {next - slot_lowest[i], shapes[i].count, shapes[i].type};
+      next += static_cast<MPI_Aint>(slot_units[i] * unit);
+    }
+    if (plan.uses_temp2[i]) {
+      buffers.temp2[i] = {next - slot_lowest[i], shapes[i].count, shapes[i].type};
+      next += static_cast<MPI_Aint>(slot_units[i] * unit);
+    }
+  }
+
+  int tag_ub_flag = 0;
+  int* tag_ub = nullptr;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
+  const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+
+  // Below the shared-memory eager limit (Open MPI's vader: 4 KiB with its
+  // header) a packed image beat the datatype by 1.1-2x in
+  // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
+  // datatype was 1.3-2x faster (docs/benchmarks.md, "Small messages").
+  const long pack_limit = 4000;
+  TypeFacts facts;
+  auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
+                          int recv_rank, int round_index) {
+    // Wraps only on a private duplicate with more rounds than tags; messages
+    // of one pair are then matched in posting order, the same on both sides.
+    const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
+    // Messages made of one predefined type travel as plain elements: a
+    // single run of bytes from its place, several runs (up to pack_limit
+    // bytes; runs flattened from the block datatypes at init) through a
+    // contiguous image that the step fills before it starts (sends) or
+    // empties once done (receives): for small messages MPI's datatype
+    // engine costs more per run than these memcpy's. The message keeps its
+    // type signature, n elements of the blocks' one predefined type, as the
+    // datatype it replaces, so either side may take either path.
+    auto plain = [&](const std::vector<BlockRef>& entries, bool sending) -> bool {
+      long total = 0;
+      int pieces = 0;
+      bool contiguous = true;
+      MPI_Datatype element = MPI_DATATYPE_NULL;
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        const long bytes = facts.bytes(block);
+        if (bytes == 0) continue;
+        MPI_Datatype leaf = facts.element(block);
+        if (leaf == MPI_DATATYPE_NULL) {
+          contiguous = false;
+          leaf = facts.leaf(block);
+        }
+        if (leaf == MPI_DATATYPE_NULL || (element != MPI_DATATYPE_NULL && leaf != element)) return false;
+        element = leaf;
+        total += bytes;
+        ++pieces;
+      }
+      if (pieces == 0 || ((pieces > 1 || !contiguous) && total > pack_limit)) return false;
+      int element_size = 1;
+      ISO_MPI_CHECK(MPI_Type_size(element, &element_size));
+      if (element_size <= 0 || total % element_size != 0) return false;
+      std::vector<Run> runs;
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        if (facts.bytes(block) == 0) continue;
+        if (facts.element(block) != MPI_DATATYPE_NULL) append_run(runs, block.address, facts.bytes(block));
+        else if (!facts.append_runs(block, runs)) return false;
+      }
+      const int elements = static_cast<int>(total / element_size);
+      const int peer = sending ? send_rank : recv_rank;
+      void* where = nullptr;
+      if (runs.size() == 1) {
+        where = reinterpret_cast<void*>(runs[0].address);
+      } else {
+        impl->packed.emplace_back(static_cast<std::size_t>(total));
+        char* image = impl->packed.back().data();
+        where = image;
+        MPI_Aint at = address_of(image);
+        for (const Run& run : runs) {
+          LocalMove m;
+          m.raw = true, m.bytes = static_cast<std::size_t>(run.bytes);
+          m.from = sending ? run.address : at;
+          m.to = sending ? at : run.address;
+          (sending ? impl->moves : impl->unpacks).push_back(m);
+          at += run.bytes;
+        }
+      }
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      if (sending)
+        ISO_MPI_CHECK(MPI_Send_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
+      else
+        ISO_MPI_CHECK(MPI_Recv_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
+      return true;
+    };
+    if (recv_rank >= 0 && plain(recv, false)) recv_rank = -1;
+    if (send_rank >= 0 && plain(send, true)) send_rank = -1;
+    // Receive first so that the matching send finds it posted.
+    MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
+    if (recv_type != MPI_DATATYPE_NULL) {
+      impl->types.push_back(recv_type);
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      ISO_MPI_CHECK(MPI_Recv_init(MPI_BOTTOM, 1, recv_type, recv_rank, tag, impl->comm, &impl->requests.back()));
+    }
+    MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
+    if (send_type != MPI_DATATYPE_NULL) {
+      impl->types.push_back(send_type);
+      impl->requests.push_back(MPI_REQUEST_NULL);
+      ISO_MPI_CHECK(MPI_Send_init(MPI_BOTTOM, 1, send_type, send_rank, tag, impl->comm, &impl->requests.back()));
+    }
+  };
+  // Entry i of `from` lands in entry i of `to`, both in this process, as
+  // copies; false (nothing added) where a pair's sizes differ, so that MPI
+  // reports the mismatch as for any message.
+  std::size_t bounce_bytes = 0;
+  std::size_t merge_floor = 0;  // moves before this index stay as they are
+  // A move between layouts that flatten: one memcpy per pair of runs, in
+  // type-map order on both sides (what MPI_Pack then MPI_Unpack would do,
+  // in one pass and without the datatype engine).
+  auto flat_move = [&](const BlockDesc& source, const BlockDesc& target, std::size_t bytes) {
+    std::vector<Run> from, to;
+    if (!facts.append_runs(source, from) || !facts.append_runs(target, to)) return false;
+    std::size_t total_from = 0, total_to = 0;
+    for (const Run& run : from) total_from += static_cast<std::size_t>(run.bytes);
+    for (const Run& run : to) total_to += static_cast<std::size_t>(run.bytes);
+    if (total_from != bytes || total_to != bytes) return false;
+    std::size_t a = 0, b = 0;
+    MPI_Aint done_a = 0, done_b = 0;  // bytes of from[a] / to[b] already paired
+    while (a < from.size() && b < to.size()) {
+      const MPI_Aint length = std::min(from[a].bytes - done_a, to[b].bytes - done_b);
+      const MPI_Aint source_at = from[a].address + done_a, target_at = to[b].address + done_b;
+      // Merge with the step's previous copy where both sides continue it.
+      const bool merge = impl->moves.size() > std::max(merge_floor, static_cast<std::size_t>(impl->move_begin.back())) &&
+                         impl->moves.back().raw &&
+                         impl->moves.back().from + static_cast<MPI_Aint>(impl->moves.back().bytes) == source_at &&
+                         impl->moves.back().to + static_cast<MPI_Aint>(impl->moves.back().bytes) == target_at;
+      if (merge) {
+        impl->moves.back().bytes += static_cast<std::size_t>(length);
+      } else {
+        LocalMove m;
+        m.raw = true, m.from = source_at, m.to = target_at, m.bytes = static_cast<std::size_t>(length);
+        impl->moves.push_back(m);
+      }
+      if ((done_a += length) == from[a].bytes) ++a, done_a = 0;
+      if ((done_b += length) == to[b].bytes) ++b, done_b = 0;
+    }
+    return true;
+  };
+  auto add_moves = [&](const std::vector<BlockRef>& from, const std::vector<BlockRef>& to) {
+    const std::size_t before = impl->moves.size();
+    merge_floor = before;
+    for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) {
+      const BlockDesc& source = buffers.at(from[k]);
+      const BlockDesc& target = buffers.at(to[k]);
+      const long bytes = facts.bytes(source);
+      if (bytes != facts.bytes(target) || from.size() != to.size()) {
+        impl->moves.resize(before);
+        return false;
+      }
+      if (bytes == 0) continue;
+      LocalMove m;
+      m.from = source.address, m.to = target.address;
+      m.bytes = static_cast<std::size_t>(bytes);
+      m.raw = facts.element(source) != MPI_DATATYPE_NULL && facts.element(target) != MPI_DATATYPE_NULL;
+      if (!m.raw && flat_move(source, target, static_cast<std::size_t>(bytes))) continue;
+      if (!m.raw) {
+        // Our own types (the caller may free theirs after init), each side one
+        // block placed relative to a non-null anchor, the operation itself:
+        // blocks described from MPI_BOTTOM have address 0, and MPICH's
+        // MPI_Pack/MPI_Unpack reject a null buffer.
+        const MPI_Aint anchor = address_of(impl.get());
+        auto anchored = [&](const BlockDesc& block, MPI_Datatype& type) {
+          const MPI_Aint displacement = block.address - anchor;
+          ISO_MPI_CHECK(MPI_Type_create_hindexed(1, &block.count, &displacement, block.type, &type));
+          impl->types.push_back(type);
+          ISO_MPI_CHECK(MPI_Type_commit(&type));
+        };
+        // A contiguous side keeps its address and no type (see move()).
+        const bool source_flat = facts.element(source) != MPI_DATATYPE_NULL;
+        const bool target_flat = facts.element(target) != MPI_DATATYPE_NULL;
+        if (!source_flat) anchored(source, m.from_type), m.from = anchor, m.from_count = 1;
+        if (!target_flat) anchored(target, m.to_type), m.to = anchor, m.to_count = 1;
+        if (!source_flat && !target_flat) {
+          int packed = 0;
+          ISO_MPI_CHECK(MPI_Pack_size(source.count, source.type, impl->comm, &packed));
+          bounce_bytes = std::max(bounce_bytes, static_cast<std::size_t>(packed));
+        }
+      }
+      impl->moves.push_back(m);
+    }
+    return true;
+  };
+  const int self = neighborhood.rank();
+  for (const ExecutionStep& step : execution_steps(plan)) {
+    impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
+    impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
+    impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
+    for (int r = step.first; r < step.last; ++r) {
+      const Round& round = plan.rounds[static_cast<std::size_t>(r)];
+      if (is_local_round(round, self) && add_moves(round.send, round.recv)) continue;
+      add_messages(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
+    }
+    if (step.copies) {
+      std::vector<BlockRef> from, to;
+      for (const LocalCopy& copy : plan.copies) from.push_back(copy.from), to.push_back(copy.to);
+      if (!add_moves(from, to)) add_messages(from, self, to, self, plan.num_global_rounds);
+    }
+    // A step with nothing to do is left out.
+    if (impl->step_begin.back() == static_cast<int>(impl->requests.size()) &&
+        impl->move_begin.back() == static_cast<int>(impl->moves.size())) {
+      impl->step_begin.pop_back();
+      impl->move_begin.pop_back();
+      impl->unpack_begin.pop_back();
+    }
+  }
+  impl->bounce.resize(bounce_bytes);
+  impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
+  impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
+  impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
+  return impl;
+}
+
+}  // namespace iso::detail

@@ -1,0 +1,191 @@
+// What the files of the persistent collectives share (not installed):
+//   block_types.cpp       block descriptions, datatype facts, flattening to byte runs
+//   native_collective.cpp Algorithm::mpi, the MPI library's neighborhood collective
+//   operation_build.cpp   an operation's requests and local moves from a schedule
+//   progress.cpp          the progress engine (Operation::Impl) and Operation itself
+//   collectives.cpp       the *_init entry points: argument checks, the choice of auto
+#pragma once
+
+#include "iso/collectives.hpp"
+#include "iso/error.hpp"
+#include "iso/neighborhood.hpp"
+#include "iso/schedule.hpp"
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace iso {
+
+namespace detail {
+
+// Where a block of one of the four buffers lives: address of its first
+// element, and the count and datatype that describe it.
+struct BlockDesc {
+  MPI_Aint address = 0;  // absolute (MPI_Get_address), used with MPI_BOTTOM
+  int count = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
+struct TypeInfo {
+  MPI_Aint extent = 0;
+  MPI_Aint true_lb = 0;
+  MPI_Aint true_extent = 0;
+  int size = 0;
+};
+
+TypeInfo type_info(MPI_Datatype type);
+// Lowest byte offset and byte span that `count` elements of a type touch.
+std::pair<MPI_Aint, MPI_Aint> true_span(const TypeInfo& info, int count);
+MPI_Aint address_of(const void* pointer);
+// The one predefined type a datatype is built from, or MPI_DATATYPE_NULL when
+// it mixes several (or uses a constructor we do not look into).
+MPI_Datatype single_leaf_type(MPI_Datatype type, int depth = 0);
+// How a block in transit is stored: compact where the signature allows.
+BlockDesc staging_shape(const BlockDesc& block);
+long block_bytes(const BlockDesc& block);
+// Bytes that lie back to back from the block's address: a predefined type, or
+// a contiguous run of one (the shapes of regular blocks and staging slots).
+// Returns that predefined type, MPI_DATATYPE_NULL for any other layout.
+MPI_Datatype contiguous_element(const BlockDesc& block);
+
+// The four buffers of one operation, block by block.
+struct Buffers {
+  std::vector<BlockDesc> send;  // indexed by the send block index
+  std::vector<BlockDesc> recv;  // R[i]
+  std::vector<BlockDesc> temp;  // T[i]
+  std::vector<BlockDesc> temp2; // T2[i]
+
+  const BlockDesc& at(BlockRef ref) const {
+    switch (ref.buffer) {
+      case Buffer::send: return send[ref.block];
+      case Buffer::recv: return recv[ref.block];
+      case Buffer::temp: return temp[ref.block];
+      case Buffer::temp2: return temp2[ref.block];
+    }
+    throw Error("iso: invalid buffer");
+  }
+};
+
+// One committed datatype holding every nonempty entry of a message, at
+// absolute addresses (used with MPI_BOTTOM). MPI_DATATYPE_NULL: nothing to move.
+MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries);
+
+// A run of bytes: where it starts (absolute, or relative to an element's
+// address) and how long it is.
+struct Run {
+  MPI_Aint address;
+  MPI_Aint bytes;
+};
+
+// Appends a run, merged with the previous one where they touch.
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes);
+
+// What build_scheduled() asks of a block's datatype, looked up once per
+// datatype (a schedule has thousands of entries but few distinct types).
+class TypeFacts {
+public:
+  MPI_Datatype element(const BlockDesc& block) { return of(block).element; }
+  long bytes(const BlockDesc& block) { return static_cast<long>(block.count) * of(block).size; }
+  /// The one predefined type the block is made of (MPI_DATATYPE_NULL: several).
+  MPI_Datatype leaf(const BlockDesc& block);
+  /// Appends the block's byte runs at their absolute addresses; false when
+  /// its layout is not flattened (or has more than run_budget runs).
+  bool append_runs(const BlockDesc& block, std::vector<Run>& out);
+  static constexpr std::size_t run_budget = 16384;
+
+private:
+  struct Facts {
+    MPI_Datatype type = MPI_DATATYPE_NULL, element = MPI_DATATYPE_NULL;
+    int size = 0;
+    bool leaf_known = false, runs_known = false, runs_ok = false;
+    MPI_Datatype leaf = MPI_DATATYPE_NULL;
+    MPI_Aint extent = 0;
+    std::vector<Run> runs;
+  };
+  Facts& of(const BlockDesc& block);
+  std::deque<Facts> known_;  // stable references
+};
+
+// A block copied inside the process instead of sent to itself: raw bytes when
+// both sides are contiguous, else packed from one layout and unpacked into
+// the other through the bounce buffer.
+struct LocalMove {
+  MPI_Aint from = 0, to = 0;
+  int from_count = 0, to_count = 0;
+  MPI_Datatype from_type = MPI_DATATYPE_NULL, to_type = MPI_DATATYPE_NULL;
+  std::size_t bytes = 0;
+  bool raw = false;
+};
+
+}  // namespace detail
+
+struct Operation::Impl {
+  // The neighborhood's communicator, shared by its operations with a tag
+  // range each (`own` holds a private duplicate once tags run out).
+  MPI_Comm comm = MPI_COMM_NULL;
+  Comm own;
+  Schedule schedule;
+  // T and T2 slots; max_align_t elements keep every slot suitably aligned.
+  std::vector<std::max_align_t> scratch;
+  std::vector<MPI_Datatype> types;
+  std::vector<MPI_Request> requests;
+  std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
+  std::vector<detail::LocalMove> moves;
+  std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
+  std::vector<detail::LocalMove> unpacks;
+  std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
+  std::vector<char> bounce;
+  std::deque<std::vector<char>> packed;  // contiguous images of small multi-block messages
+  int current = -1;             // active step, -1 when inactive
+
+  // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
+  // the existing neighbors, block descriptions in MPI_BOTTOM-relative form.
+  bool native = false;
+  bool native_persistent = false;
+  Comm graph;
+  std::vector<int> send_counts, recv_counts;
+  std::vector<MPI_Aint> send_displs, recv_displs;
+  std::vector<MPI_Datatype> send_types, recv_types;
+
+  // Destroyed while active: completes first (progress.cpp).
+  ~Impl();
+
+  int steps() const { return static_cast<int>(step_begin.size()) - 1; }
+
+  // The progress engine (progress.cpp): every wait or test advances all
+  // active operations of the process, kept in an intrusive list.
+  void post(int step);
+  void move(const detail::LocalMove& m);
+  static Impl*& active_head();
+  Impl* previous = nullptr;
+  Impl* next = nullptr;
+  void link();
+  void unlink();
+  void begin();
+  // Moves past the current step once its requests are done (blocking or not);
+  // returns true when the operation has completed.
+  bool advance(bool block);
+  static void advance_others(const Impl* self);
+  void complete();
+};
+
+Operation make_operation(std::unique_ptr<Operation::Impl> impl);
+
+namespace detail {
+
+// Algorithm::mpi (native_collective.cpp).
+std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, Collective collective,
+                                              const Buffers& buffers);
+// Builds the persistent requests of every round plus the final local copies
+// (operation_build.cpp).
+std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule,
+                                                 Buffers buffers);
+
+}  // namespace detail
+
+}  // namespace iso

@@ -1,0 +1,215 @@
+// The progress engine of the persistent collectives, and Operation itself:
+// start posts the first step, test and wait advance the steps of every
+// active operation of the process.
+#include "operation_internal.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace iso {
+
+// memcpy for the few bytes of a small collective's blocks without a library
+// call (at 1-8 B blocks a 3-D Moore torus alltoall makes ~50 of them per
+// start); src and dst never overlap.
+static inline void copy_bytes(char* to, const char* from, std::size_t bytes) {
+  if (bytes > 16) {
+    std::memcpy(to, from, bytes);
+  } else if (bytes >= 8) {
+    std::uint64_t head, tail;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + bytes - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + bytes - 8, &tail, 8);
+  } else if (bytes >= 4) {
+    std::uint32_t head, tail;
+    std::memcpy(&head, from, 4);
+    std::memcpy(&tail, from + bytes - 4, 4);
+    std::memcpy(to, &head, 4);
+    std::memcpy(to + bytes - 4, &tail, 4);
+  } else if (bytes > 0) {
+    to[0] = from[0];
+    to[bytes / 2] = from[bytes / 2];
+    to[bytes - 1] = from[bytes - 1];
+  }
+}
+
+Operation::Impl::~Impl() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  // Destroyed while active: finish every remaining round, since partners
+  // wait for our later messages; errors cannot be reported from here.
+  if (current >= 0) {
+    try {
+      complete();
+    } catch (const Error&) {
+      unlink();
+      current = -1;
+    }
+  }
+  for (MPI_Request& request : requests)
+    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+  for (MPI_Datatype& type : types)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+}
+
+void Operation::Impl::post(int step) {
+  if (native && !native_persistent) {
+    ISO_MPI_CHECK(MPI_Ineighbor_alltoallw(MPI_BOTTOM, send_counts.data(), send_displs.data(),
+                                          send_types.data(), MPI_BOTTOM, recv_counts.data(),
+                                          recv_displs.data(), recv_types.data(), graph.get(), &requests[0]));
+    return;
+  }
+  // A step's local moves touch no slot its messages touch (execution_steps).
+  for (int m = move_begin[step]; m < move_begin[step + 1]; ++m) move(moves[static_cast<std::size_t>(m)]);
+  const int count = step_begin[step + 1] - step_begin[step];
+  if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+}
+
+void Operation::Impl::move(const detail::LocalMove& m) {
+  if (m.raw) {
+    copy_bytes(reinterpret_cast<char*>(m.to), reinterpret_cast<const char*>(m.from), m.bytes);
+    return;
+  }
+  // A contiguous side (no type) is read or written in place: one MPI call,
+  // and none on contiguous bytes, where MPICH 4.0.2's MPI_Pack was seen to
+  // move fewer bytes than the type holds (docs/mpich.md). Every call must
+  // move all `bytes`: a short copy is an error, never silently wrong ghosts.
+  const int bytes = static_cast<int>(m.bytes);
+  int position = 0;
+  if (m.from_type == MPI_DATATYPE_NULL) {
+    ISO_MPI_CHECK(MPI_Unpack(reinterpret_cast<const void*>(m.from), bytes, &position,
+                             reinterpret_cast<void*>(m.to), m.to_count, m.to_type, comm));
+  } else if (m.to_type == MPI_DATATYPE_NULL) {
+    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(m.from), m.from_count, m.from_type,
+                           reinterpret_cast<void*>(m.to), bytes, &position, comm));
+  } else {
+    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(m.from), m.from_count, m.from_type, bounce.data(),
+                           static_cast<int>(bounce.size()), &position, comm));
+    if (position == bytes) {
+      position = 0;
+      ISO_MPI_CHECK(MPI_Unpack(bounce.data(), static_cast<int>(bounce.size()), &position,
+                               reinterpret_cast<void*>(m.to), m.to_count, m.to_type, comm));
+    }
+  }
+  if (position != bytes)
+    throw Error("iso: a local copy moved " + std::to_string(position) + " of " + std::to_string(bytes) +
+                " bytes (the MPI library's MPI_Pack/MPI_Unpack)");
+}
+
+// Progress engine. Rounds advance only when the process calls into the
+// library, and a round of one operation may wait for a partner that is
+// itself waiting on another operation (start A, B; wait B, A on one rank
+// and wait A, B on another). So every wait or test advances all active
+// operations of the process. They form an intrusive list: no allocation.
+Operation::Impl*& Operation::Impl::active_head() {
+  static Impl* head = nullptr;
+  return head;
+}
+void Operation::Impl::link() {
+  Impl*& head = active_head();
+  previous = nullptr;
+  next = head;
+  if (head) head->previous = this;
+  head = this;
+}
+void Operation::Impl::unlink() {
+  if (previous) previous->next = next;
+  else if (active_head() == this) active_head() = next;
+  if (next) next->previous = previous;
+  previous = next = nullptr;
+}
+
+void Operation::Impl::begin() {
+  if (steps() == 0) return;
+  current = 0;
+  link();
+  post(0);
+}
+
+bool Operation::Impl::advance(bool block) {
+  while (current >= 0) {
+    const int first = step_begin[current];
+    const int count = step_begin[current + 1] - first;
+    if (count == 0) {
+      // local moves only: done when posted
+    } else if (block) {
+      ISO_MPI_CHECK(MPI_Waitall(count, requests.data() + first, MPI_STATUSES_IGNORE));
+    } else {
+      int done = 0;
+      // MPICH 4.0's MPI_Testall fails (MPI_ERR_IN_STATUS, no error in the
+      // status) on a persistent collective request; MPI_Test does not.
+      if (count == 1)
+        ISO_MPI_CHECK(MPI_Test(requests.data() + first, &done, MPI_STATUS_IGNORE));
+      else
+        ISO_MPI_CHECK(MPI_Testall(count, requests.data() + first, &done, MPI_STATUSES_IGNORE));
+      if (!done) return false;
+    }
+    for (int m = unpack_begin[current]; m < unpack_begin[current + 1]; ++m) move(unpacks[static_cast<std::size_t>(m)]);
+    if (++current == steps()) {
+      current = -1;
+      unlink();
+    } else {
+      post(current);
+    }
+  }
+  return true;
+}
+
+void Operation::Impl::advance_others(const Impl* self) {
+  for (Impl* op = active_head(); op;) {
+    Impl* following = op->next;  // advance() may unlink op
+    if (op != self) op->advance(false);
+    op = following;
+  }
+}
+
+void Operation::Impl::complete() {
+  while (current >= 0) {
+    // Alone, block in MPI; with company, poll everyone.
+    const bool alone = active_head() == this && next == nullptr;
+    if (advance(alone)) return;
+    advance_others(this);
+  }
+}
+
+Operation make_operation(std::unique_ptr<Operation::Impl> impl) { return Operation(std::move(impl)); }
+
+Operation::Operation() = default;
+Operation::Operation(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Operation::Operation(Operation&&) noexcept = default;
+Operation& Operation::operator=(Operation&&) noexcept = default;
+Operation::~Operation() = default;
+
+void Operation::start() {
+  if (!impl_) throw Error("iso::Operation::start: the operation is empty (moved from or default-constructed)");
+  if (impl_->current >= 0) throw Error("iso::Operation::start: the operation is already active; wait() first");
+  impl_->begin();
+}
+
+bool Operation::test() {
+  if (!impl_) throw Error("iso::Operation::test: the operation is empty");
+  const bool done = impl_->advance(false);
+  Impl::advance_others(impl_.get());
+  return done;
+}
+
+void Operation::wait() {
+  if (!impl_) throw Error("iso::Operation::wait: the operation is empty");
+  impl_->complete();
+}
+
+bool Operation::active() const { return impl_ && impl_->current >= 0; }
+
+const Schedule& Operation::schedule() const {
+  if (!impl_) throw Error("iso::Operation::schedule: the operation is empty");
+  return impl_->schedule;
+}
+
+Algorithm Operation::algorithm() const { return schedule().algorithm; }
+
+}  // namespace iso
