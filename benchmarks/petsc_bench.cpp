@@ -213,10 +213,12 @@ std::string check_jacobi(const core::Grid<3>& grid, const core::Field<double, 3>
   return error;
 }
 
-std::vector<Row> run_size(const Settings& s, long n) {
+/// The rows of one local size n.
+struct SizeRows {
+  long n = 0;
   std::vector<Row> rows;
-  auto add = [&](const std::string& what, const std::string& contender, const isobench::TukeySummary& stats,
-                 double rate = 0, const std::string& chosen = {}) {
+  void add(const std::string& what, const std::string& contender, const isobench::TukeySummary& stats,
+           double rate = 0, const std::string& chosen = {}) {
     Row row;
     row.n = n;
     row.what = what;
@@ -226,163 +228,174 @@ std::vector<Row> run_size(const Settings& s, long n) {
     row.stats = stats;
     row.rate = rate;
     rows.push_back(row);
-  };
-  core::HaloOptions options;
-  options.algorithm = iso::Algorithm::automatic;
-
-  // Setup. One untimed round first (the cost model, PETSc's first-use work).
-  {
-    DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
-    PCHECK(DMDestroy(&da));
-    add("setup", "dmda", measure(s.setup_reps, s.tukey, [&] {
-          DM d = create_dmda(n, 1, DMDA_STENCIL_BOX);
-          PCHECK(DMDestroy(&d));
-        }));
-    // A field of the grid's shape, allocated once (untimed), for the exchange.
-    core::Grid<3> shape = make_grid(n, core::Stencil::box(3, 1));
-    auto u = shape.make_field<double>("u");
-    { auto warm = shape.halo_exchange(u, options); }
-    // The whole set-up, and its two parts (for the analysis): the grid
-    // (decomposition, Cartesian communicator, stencil agreement) and the
-    // persistent exchange (neighborhood, schedule, datatypes, requests).
-    std::vector<double> whole, grid_part, halo_part;
-    for (int r = 0; r < s.setup_reps; ++r) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double a = MPI_Wtime();
-      core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
-      const double b = MPI_Wtime();
-      auto halo = grid.halo_exchange(u, options);
-      double t[3] = {MPI_Wtime() - a, b - a, 0};
-      t[2] = t[0] - t[1];
-      isobench::max_over_ranks(MPI_COMM_WORLD, t, 3);
-      whole.push_back(t[0]);
-      grid_part.push_back(t[1]);
-      halo_part.push_back(t[2]);
-    }
-    add("setup", "isostencil", isobench::tukey_median(whole, s.tukey));
-    add("setup-grid", "isostencil", isobench::tukey_median(grid_part, s.tukey));
-    add("setup-halo", "isostencil", isobench::tukey_median(halo_part, s.tukey));
   }
+};
 
-  // Ghost update, 27-point box.
-  {
+// Set-up: one untimed round first (the cost model, PETSc's first-use work).
+void measure_setup(const Settings& s, const core::HaloOptions& options, SizeRows& out) {
+  const long n = out.n;
+  DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
+  PCHECK(DMDestroy(&da));
+  out.add("setup", "dmda", measure(s.setup_reps, s.tukey, [&] {
+        DM d = create_dmda(n, 1, DMDA_STENCIL_BOX);
+        PCHECK(DMDestroy(&d));
+      }));
+  // A field of the grid's shape, allocated once (untimed), for the exchange.
+  core::Grid<3> shape = make_grid(n, core::Stencil::box(3, 1));
+  auto u = shape.make_field<double>("u");
+  { auto warm = shape.halo_exchange(u, options); }
+  // The whole set-up, and its two parts (for the analysis): the grid
+  // (decomposition, Cartesian communicator, stencil agreement) and the
+  // persistent exchange (neighborhood, schedule, datatypes, requests).
+  std::vector<double> whole, grid_part, halo_part;
+  for (int r = 0; r < s.setup_reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double a = MPI_Wtime();
     core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
-    auto u = grid.make_field<double>("u");
-    // auto is the contender; the fixed algorithms show what each would give.
-    const std::vector<std::string> names{"auto", "linear", "torus", "direct"};
-    std::vector<core::HaloExchange> halos;
-    for (const std::string& name : names) {
-      core::HaloOptions o;
-      o.algorithm = iso::parse_algorithm(name);
-      halos.push_back(grid.halo_exchange(u, o));
-    }
-    DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
-    Vec global = nullptr, local = nullptr;
-    PCHECK(DMCreateGlobalVector(da, &global));
-    PCHECK(DMCreateLocalVector(da, &local));
-    fill_petsc(da, global);
+    const double b = MPI_Wtime();
+    auto halo = grid.halo_exchange(u, options);
+    double t[3] = {MPI_Wtime() - a, b - a, 0};
+    t[2] = t[0] - t[1];
+    isobench::max_over_ranks(MPI_COMM_WORLD, t, 3);
+    whole.push_back(t[0]);
+    grid_part.push_back(t[1]);
+    halo_part.push_back(t[2]);
+  }
+  out.add("setup", "isostencil", isobench::tukey_median(whole, s.tukey));
+  out.add("setup-grid", "isostencil", isobench::tukey_median(grid_part, s.tukey));
+  out.add("setup-halo", "isostencil", isobench::tukey_median(halo_part, s.tukey));
+}
+
+// Ghost update, 27-point box.
+void measure_ghost(const Settings& s, SizeRows& out) {
+  const long n = out.n;
+  core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
+  auto u = grid.make_field<double>("u");
+  // auto is the contender; the fixed algorithms show what each would give.
+  const std::vector<std::string> names{"auto", "linear", "torus", "direct"};
+  std::vector<core::HaloExchange> halos;
+  for (const std::string& name : names) {
+    core::HaloOptions o;
+    o.algorithm = iso::parse_algorithm(name);
+    halos.push_back(grid.halo_exchange(u, o));
+  }
+  DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
+  Vec global = nullptr, local = nullptr;
+  PCHECK(DMCreateGlobalVector(da, &global));
+  PCHECK(DMCreateLocalVector(da, &local));
+  fill_petsc(da, global);
+  PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
+  PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
+  for (auto& halo : halos) {
+    fill_ours(grid, u);
+    halo.run();
+    iso::agree_on_errors(MPI_COMM_WORLD, "ghost update check", check_ghosts(grid, u, da, local));
+  }
+  // Contender 0 is DMDA, then ours; they take turns within each repetition.
+  std::vector<std::function<void()>> ops;
+  ops.emplace_back([&] {
     PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
     PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-    for (auto& halo : halos) {
-      fill_ours(grid, u);
-      halo.run();
-      iso::agree_on_errors(MPI_COMM_WORLD, "ghost update check", check_ghosts(grid, u, da, local));
-    }
-    // Contender 0 is DMDA, then ours; they take turns within each repetition.
-    std::vector<std::function<void()>> ops;
-    ops.emplace_back([&] {
-      PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
-      PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-    });
-    for (auto& halo : halos) ops.emplace_back([&halo] { halo.run(); });
-    for (int w = 0; w < 3; ++w)
-      for (auto& op : ops) op();
-    std::vector<std::vector<double>> times(ops.size());
-    for (int r = 0; r < s.reps; ++r)
-      for (std::size_t turn = 0; turn < ops.size(); ++turn) {
-        const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double start = MPI_Wtime();
-        ops[c]();
-        times[c].push_back(isobench::max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - start));
-      }
-    add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
-    for (std::size_t h = 0; h < halos.size(); ++h)
-      add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
-          0, iso::to_string(halos[h].algorithm()));
-    PCHECK(VecDestroy(&local));
-    PCHECK(VecDestroy(&global));
-    PCHECK(DMDestroy(&da));
-  }
-
-  // Jacobi 7-point step: ghost update + sweep.
-  {
-    const long cells = n * n * n;
-    const long steps = std::clamp(2'000'000L / cells, 1L, 50L);
-    core::Grid<3> grid = make_grid(n, kernels::star_laplacian(3, 1.0));
-    auto u = grid.make_field<double>("u");
-    fill_ours(grid, u);
-    kernels::JacobiOptions jo;
-    jo.residual_every = 0;
-    jo.final_residual = false;
-    jo.halo = options;
-    kernels::Jacobi<3> jacobi(grid, u, {}, jo);
-    DM da = create_dmda(n, 1, DMDA_STENCIL_STAR);
-    Vec x = nullptr, y = nullptr, local = nullptr;
-    PCHECK(DMCreateGlobalVector(da, &x));
-    PCHECK(DMCreateGlobalVector(da, &y));
-    PCHECK(DMCreateLocalVector(da, &local));
-    fill_petsc(da, x);
-    const double scale = 1.0 / 6.0;  // star_laplacian(3, 1): w / diag
-    auto dmda_step = [&](double& halo_s, double& sweep_s) {
-      const double a = MPI_Wtime();
-      PCHECK(DMGlobalToLocalBegin(da, x, INSERT_VALUES, local));
-      PCHECK(DMGlobalToLocalEnd(da, x, INSERT_VALUES, local));
-      const double b = MPI_Wtime();
-      dmda_sweep(da, local, y, scale);
-      halo_s += b - a;
-      sweep_s += MPI_Wtime() - b;
-      std::swap(x, y);
-    };
-    jacobi.run(1);
-    double ignore_h = 0, ignore_s = 0;
-    dmda_step(ignore_h, ignore_s);
-    iso::agree_on_errors(MPI_COMM_WORLD, "Jacobi check", check_jacobi(grid, jacobi.solution(), da, x));
-    jacobi.run(2);
-    dmda_step(ignore_h, ignore_s);
-    dmda_step(ignore_h, ignore_s);
-    // Per repetition `steps` steps; the sweep-only time is each side's own split.
-    std::vector<double> ours_step, ours_sweep, theirs_step, theirs_sweep;
-    for (int r = 0; r < s.reps; ++r) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const kernels::JacobiSummary summary = jacobi.run(steps);
-      double t[2] = {summary.total_seconds, summary.kernel_seconds};
-      isobench::max_over_ranks(MPI_COMM_WORLD, t, 2);
-      ours_step.push_back(t[0] / steps);
-      ours_sweep.push_back(t[1] / steps);
+  });
+  for (auto& halo : halos) ops.emplace_back([&halo] { halo.run(); });
+  for (int w = 0; w < 3; ++w)
+    for (auto& op : ops) op();
+  std::vector<std::vector<double>> times(ops.size());
+  for (int r = 0; r < s.reps; ++r)
+    for (std::size_t turn = 0; turn < ops.size(); ++turn) {
+      const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
-      double h = 0, w = 0;
-      for (long k = 0; k < steps; ++k) dmda_step(h, w);
-      double p[2] = {MPI_Wtime() - start, w};
-      isobench::max_over_ranks(MPI_COMM_WORLD, p, 2);
-      theirs_step.push_back(p[0] / steps);
-      theirs_sweep.push_back(p[1] / steps);
+      ops[c]();
+      times[c].push_back(isobench::max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - start));
     }
-    const double c = static_cast<double>(cells);
-    auto tukey_of = [&](const std::vector<double>& v) { return isobench::tukey_median(v, s.tukey); };
-    const auto os = tukey_of(ours_step), ok = tukey_of(ours_sweep), ts = tukey_of(theirs_step),
-               tk = tukey_of(theirs_sweep);
-    add("jacobi7-step", "isostencil", os, c / os.median, iso::to_string(options.algorithm));
-    add("jacobi7-step", "dmda", ts, c / ts.median);
-    add("jacobi7-sweep", "isostencil", ok, c / ok.median);
-    add("jacobi7-sweep", "dmda", tk, c / tk.median);
-    PCHECK(VecDestroy(&local));
-    PCHECK(VecDestroy(&y));
-    PCHECK(VecDestroy(&x));
-    PCHECK(DMDestroy(&da));
+  out.add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
+  for (std::size_t h = 0; h < halos.size(); ++h)
+    out.add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
+        0, iso::to_string(halos[h].algorithm()));
+  PCHECK(VecDestroy(&local));
+  PCHECK(VecDestroy(&global));
+  PCHECK(DMDestroy(&da));
+}
+
+// Jacobi 7-point step: ghost update + sweep.
+void measure_jacobi(const Settings& s, const core::HaloOptions& options, SizeRows& out) {
+  const long n = out.n;
+  const long cells = n * n * n;
+  const long steps = std::clamp(2'000'000L / cells, 1L, 50L);
+  core::Grid<3> grid = make_grid(n, kernels::star_laplacian(3, 1.0));
+  auto u = grid.make_field<double>("u");
+  fill_ours(grid, u);
+  kernels::JacobiOptions jo;
+  jo.residual_every = 0;
+  jo.final_residual = false;
+  jo.halo = options;
+  kernels::Jacobi<3> jacobi(grid, u, {}, jo);
+  DM da = create_dmda(n, 1, DMDA_STENCIL_STAR);
+  Vec x = nullptr, y = nullptr, local = nullptr;
+  PCHECK(DMCreateGlobalVector(da, &x));
+  PCHECK(DMCreateGlobalVector(da, &y));
+  PCHECK(DMCreateLocalVector(da, &local));
+  fill_petsc(da, x);
+  const double scale = 1.0 / 6.0;  // star_laplacian(3, 1): w / diag
+  auto dmda_step = [&](double& halo_s, double& sweep_s) {
+    const double a = MPI_Wtime();
+    PCHECK(DMGlobalToLocalBegin(da, x, INSERT_VALUES, local));
+    PCHECK(DMGlobalToLocalEnd(da, x, INSERT_VALUES, local));
+    const double b = MPI_Wtime();
+    dmda_sweep(da, local, y, scale);
+    halo_s += b - a;
+    sweep_s += MPI_Wtime() - b;
+    std::swap(x, y);
+  };
+  jacobi.run(1);
+  double ignore_h = 0, ignore_s = 0;
+  dmda_step(ignore_h, ignore_s);
+  iso::agree_on_errors(MPI_COMM_WORLD, "Jacobi check", check_jacobi(grid, jacobi.solution(), da, x));
+  jacobi.run(2);
+  dmda_step(ignore_h, ignore_s);
+  dmda_step(ignore_h, ignore_s);
+  // Per repetition `steps` steps; the sweep-only time is each side's own split.
+  std::vector<double> ours_step, ours_sweep, theirs_step, theirs_sweep;
+  for (int r = 0; r < s.reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const kernels::JacobiSummary summary = jacobi.run(steps);
+    double t[2] = {summary.total_seconds, summary.kernel_seconds};
+    isobench::max_over_ranks(MPI_COMM_WORLD, t, 2);
+    ours_step.push_back(t[0] / steps);
+    ours_sweep.push_back(t[1] / steps);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    double h = 0, w = 0;
+    for (long k = 0; k < steps; ++k) dmda_step(h, w);
+    double p[2] = {MPI_Wtime() - start, w};
+    isobench::max_over_ranks(MPI_COMM_WORLD, p, 2);
+    theirs_step.push_back(p[0] / steps);
+    theirs_sweep.push_back(p[1] / steps);
   }
-  return rows;
+  const double c = static_cast<double>(cells);
+  auto tukey_of = [&](const std::vector<double>& v) { return isobench::tukey_median(v, s.tukey); };
+  const auto os = tukey_of(ours_step), ok = tukey_of(ours_sweep), ts = tukey_of(theirs_step),
+             tk = tukey_of(theirs_sweep);
+  out.add("jacobi7-step", "isostencil", os, c / os.median, iso::to_string(options.algorithm));
+  out.add("jacobi7-step", "dmda", ts, c / ts.median);
+  out.add("jacobi7-sweep", "isostencil", ok, c / ok.median);
+  out.add("jacobi7-sweep", "dmda", tk, c / tk.median);
+  PCHECK(VecDestroy(&local));
+  PCHECK(VecDestroy(&y));
+  PCHECK(VecDestroy(&x));
+  PCHECK(DMDestroy(&da));
+}
+
+std::vector<Row> run_size(const Settings& s, long n) {
+  SizeRows out;
+  out.n = n;
+  core::HaloOptions options;
+  options.algorithm = iso::Algorithm::automatic;
+  measure_setup(s, options, out);
+  measure_ghost(s, out);
+  measure_jacobi(s, options, out);
+  return out.rows;
 }
 
 }  // namespace
