@@ -344,14 +344,15 @@ long ghost_bytes(const iso::ArrayLayout& layout, const iso::OffsetList& directio
   return total * element;
 }
 
+/// Correctness first: each contender's exchange of patterned fields against
+/// the naive exchange. Returns a row per contender and, in `exchangers`, the
+/// contenders that passed (null for one that did not; then `failed`).
 template <int D, class T>
-std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
+std::vector<Row> check_contenders(const Settings& s, Problem<D, T>& p, long steps,
+                                  std::vector<std::unique_ptr<Exchanger>>& exchangers, bool& failed) {
   const core::Grid<D>& grid = *p.grid;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  long cells = 1;
-  for (int j = 0; j < D; ++j) cells *= p.n;
-  const long steps = s.steps > 0 ? s.steps : std::clamp(1'000'000L / cells, 1L, 50L);
   // The reference: the naive exchange of the patterned field.
   auto reference = grid.template make_field<T>("reference");
   fill_pattern<D, T>(grid, reference);
@@ -363,7 +364,6 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
   }
   const std::string proc_dims = isobench::format_dims(grid.decomposition().process_dims());
   std::vector<Row> rows;
-  std::vector<std::unique_ptr<Exchanger>> exchangers;
   for (const std::string& name : s.contenders) {
     Row row;
     row.case_name = p.name;
@@ -398,8 +398,16 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
     }
     rows.push_back(row);
   }
-  if (failed) return rows;  // nothing is timed after a wrong exchange
+  return rows;
+}
 
+/// Times the checked contenders, `steps` steps per repetition, and fills
+/// their rows' statistics.
+template <int D, class T>
+void time_contenders(const Settings& s, Problem<D, T>& p, long steps,
+                     const std::vector<std::unique_ptr<Exchanger>>& exchangers, std::vector<Row>& rows) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // Timing. The contenders take turns within each repetition (the starting
   // one rotates), so that all of them see the same stretch of machine load.
   p.init();
@@ -454,6 +462,17 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
                   100.0 * row.stats.halo.median / row.stats.total.median);
   }
   std::fflush(stdout);
+}
+
+template <int D, class T>
+std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
+  long cells = 1;
+  for (int j = 0; j < D; ++j) cells *= p.n;
+  const long steps = s.steps > 0 ? s.steps : std::clamp(1'000'000L / cells, 1L, 50L);
+  std::vector<std::unique_ptr<Exchanger>> exchangers;
+  std::vector<Row> rows = check_contenders(s, p, steps, exchangers, failed);
+  if (failed) return rows;  // nothing is timed after a wrong exchange
+  time_contenders(s, p, steps, exchangers, rows);
   return rows;
 }
 

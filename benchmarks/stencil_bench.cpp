@@ -321,6 +321,55 @@ std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
   return rows;
 }
 
+/// One local size: the bound first, then every kernel's rows, printed and
+/// (rank 0, when `csv`) written.
+void run_size(const Settings& s, long n, int rank, int size, std::ofstream* csv) {
+  const long field_cells = (n + 2) * (n + 2) * (n + 2);
+  StreamProbe probe(field_cells, MPI_COMM_WORLD);
+  for (int r = 0; r < s.repeats; ++r)
+    probe.sample();
+  const Stream first = probe.best();
+  if (rank == 0) {
+    std::printf(
+        "\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M "
+        "updates/s per "
+        "rank (16 B/update); each row samples its own bound between repeats\n",
+        n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
+    std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
+                "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
+                "halo share");
+  }
+  std::vector<Row> rows;
+  for (const std::string& kernel : s.kernels) {
+    std::vector<Row> more =
+        kernel == "user7"             ? run_user(s, n, probe)
+        : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
+        : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
+                                      : run_jacobi(s, n, kernel == "jacobi27", probe);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  for (const Row& row : rows) {
+    const BatchOverRanks& batch = row.measured.batch;
+    const Stream& stream = row.measured.stream;
+    const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
+    const double updates = static_cast<double>(n) * n * n * s.sweeps;
+    const double kernel_rate = updates / batch.kernel;
+    const double step_rate = updates / batch.total;
+    const double pct = 100.0 * kernel_rate / bound;
+    if (rank == 0) {
+      std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
+                  row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
+                  bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
+                  100.0 * batch.halo_share);
+      if (csv)
+        isobench::write_csv_fields(*csv, size, n, row.kernel, row.overlap ? "on" : "off",
+                                   s.sweeps, batch.total, batch.kernel, batch.halo,
+                                   batch.halo_share, kernel_rate, step_rate, step_rate * size,
+                                   stream.copy_gbps, stream.triad_gbps, bound, pct);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -357,52 +406,7 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
                   Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
-    for (long n : s.sizes) {
-      const long field_cells = (n + 2) * (n + 2) * (n + 2);
-      StreamProbe probe(field_cells, MPI_COMM_WORLD);
-      for (int r = 0; r < s.repeats; ++r)
-        probe.sample();
-      const Stream first = probe.best();
-      if (rank == 0) {
-        std::printf(
-            "\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M "
-            "updates/s per "
-            "rank (16 B/update); each row samples its own bound between repeats\n",
-            n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
-        std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
-                    "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
-                    "halo share");
-      }
-      std::vector<Row> rows;
-      for (const std::string& kernel : s.kernels) {
-        std::vector<Row> more =
-            kernel == "user7"             ? run_user(s, n, probe)
-            : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
-            : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
-                                          : run_jacobi(s, n, kernel == "jacobi27", probe);
-        rows.insert(rows.end(), more.begin(), more.end());
-      }
-      for (const Row& row : rows) {
-        const BatchOverRanks& batch = row.measured.batch;
-        const Stream& stream = row.measured.stream;
-        const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
-        const double updates = static_cast<double>(n) * n * n * s.sweeps;
-        const double kernel_rate = updates / batch.kernel;
-        const double step_rate = updates / batch.total;
-        const double pct = 100.0 * kernel_rate / bound;
-        if (rank == 0) {
-          std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
-                      row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
-                      bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
-                      100.0 * batch.halo_share);
-          if (csv)
-            isobench::write_csv_fields(*csv, size, n, row.kernel, row.overlap ? "on" : "off",
-                                       s.sweeps, batch.total, batch.kernel, batch.halo,
-                                       batch.halo_share, kernel_rate, step_rate, step_rate * size,
-                                       stream.copy_gbps, stream.triad_gbps, bound, pct);
-        }
-      }
-    }
+    for (long n : s.sizes) run_size(s, n, rank, size, csv.get());
     return 0;
   });
 }
