@@ -29,6 +29,7 @@
 #include "isostencil/kernels/jacobi.hpp"
 #include "isostencil/kernels/life.hpp"
 
+#include "bench_main.hpp"
 #include "report.hpp"
 #include "stats.hpp"
 
@@ -224,10 +225,7 @@ std::unique_ptr<Problem<3, double>> make_jacobi(long n, bool box) {
   auto p = std::make_unique<Problem<3, double>>();
   p->name = box ? "jacobi27" : "jacobi7";
   p->n = n;
-  std::array<int, 3> dims{0, 0, 0};
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Dims_create(size, 3, dims.data());
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   p->grid = std::make_unique<core::Grid<3>>(
       MPI_COMM_WORLD, core::Grid<3>::global_index{n * dims[0], n * dims[1], n * dims[2]},
       std::array<bool, 3>{true, true, true},
@@ -265,10 +263,7 @@ std::unique_ptr<Problem<D, std::uint8_t>> make_life(long n) {
   auto p = std::make_unique<Problem<D, std::uint8_t>>();
   p->name = D == 2 ? "life2d" : "life3d";
   p->n = n;
-  std::array<int, D> dims{};
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Dims_create(size, D, dims.data());
+  const std::array<int, D> dims = isobench::process_dims<D>();
   typename core::Grid<D>::global_index global{};
   std::array<bool, D> periodic{};
   for (int j = 0; j < D; ++j) {
@@ -349,14 +344,15 @@ long ghost_bytes(const iso::ArrayLayout& layout, const iso::OffsetList& directio
   return total * element;
 }
 
+/// Correctness first: each contender's exchange of patterned fields against
+/// the naive exchange. Returns a row per contender and, in `exchangers`, the
+/// contenders that passed (null for one that did not; then `failed`).
 template <int D, class T>
-std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
+std::vector<Row> check_contenders(const Settings& s, Problem<D, T>& p, long steps,
+                                  std::vector<std::unique_ptr<Exchanger>>& exchangers, bool& failed) {
   const core::Grid<D>& grid = *p.grid;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  long cells = 1;
-  for (int j = 0; j < D; ++j) cells *= p.n;
-  const long steps = s.steps > 0 ? s.steps : std::clamp(1'000'000L / cells, 1L, 50L);
   // The reference: the naive exchange of the patterned field.
   auto reference = grid.template make_field<T>("reference");
   fill_pattern<D, T>(grid, reference);
@@ -366,11 +362,8 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
     auto halo = grid.halo_exchange(reference, options);
     halo.run_naive();
   }
-  std::string proc_dims;
-  for (int j = 0; j < D; ++j)
-    proc_dims += (j ? "x" : "") + std::to_string(grid.decomposition().process_dims()[static_cast<std::size_t>(j)]);
+  const std::string proc_dims = isobench::format_dims(grid.decomposition().process_dims());
   std::vector<Row> rows;
-  std::vector<std::unique_ptr<Exchanger>> exchangers;
   for (const std::string& name : s.contenders) {
     Row row;
     row.case_name = p.name;
@@ -405,8 +398,16 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
     }
     rows.push_back(row);
   }
-  if (failed) return rows;  // nothing is timed after a wrong exchange
+  return rows;
+}
 
+/// Times the checked contenders, `steps` steps per repetition, and fills
+/// their rows' statistics.
+template <int D, class T>
+void time_contenders(const Settings& s, Problem<D, T>& p, long steps,
+                     const std::vector<std::unique_ptr<Exchanger>>& exchangers, std::vector<Row>& rows) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   // Timing. The contenders take turns within each repetition (the starting
   // one rotates), so that all of them see the same stretch of machine load.
   p.init();
@@ -461,17 +462,24 @@ std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
                   100.0 * row.stats.halo.median / row.stats.total.median);
   }
   std::fflush(stdout);
+}
+
+template <int D, class T>
+std::vector<Row> run_case(const Settings& s, Problem<D, T>& p, bool& failed) {
+  long cells = 1;
+  for (int j = 0; j < D; ++j) cells *= p.n;
+  const long steps = s.steps > 0 ? s.steps : std::clamp(1'000'000L / cells, 1L, 50L);
+  std::vector<std::unique_ptr<Exchanger>> exchangers;
+  std::vector<Row> rows = check_contenders(s, p, steps, exchangers, failed);
+  if (failed) return rows;  // nothing is timed after a wrong exchange
+  time_contenders(s, p, steps, exchangers, rows);
   return rows;
 }
 
-std::string quoted(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out + "\"";
+/// The note on one CSV line.
+std::string one_line(std::string text) {
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
 }
 
 void write_csv(const std::string& path, const std::vector<Row>& rows, const isobench::Environment& env) {
@@ -484,26 +492,22 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
     long cells = 1;
     for (int j = 0; j < r.dims; ++j) cells *= r.n;
     const bool ok = r.status == "ok";
-    auto us = [&](const isobench::TukeySummary& t) { return ok ? std::to_string(t.median * 1e6) : std::string(); };
-    out << r.case_name << ',' << r.dims << ',' << r.n << ',' << cells << ',' << r.contender << ',' << r.chosen << ','
-        << r.status << ',' << quoted(r.note) << ',' << r.steps << ',' << r.reps << ',' << us(r.stats.total) << ','
-        << us(r.stats.kernel) << ',' << us(r.stats.halo) << ',' << us(r.stats.other) << ','
-        << (ok && r.stats.total.median > 0 ? std::to_string(r.stats.halo.median / r.stats.total.median) : "") << ','
-        << r.stats.halo.kept << ',' << r.stats.halo.removed << ',' << r.halo_bytes << ','
-        << (ok ? std::to_string(r.stats.total_min * 1e6) : "") << ','
-        << (ok ? std::to_string(r.stats.halo_min * 1e6) : "") << ',' << quoted(env.mpi_library)
-        << ',' << env.mpi_version << ',' << env.np << ',' << r.proc_dims << ',' << quoted(env.hostname) << ','
-        << env.date << '\n';
+    auto us = [&](double seconds) { return ok ? std::to_string(seconds * 1e6) : std::string(); };
+    const std::string share =
+        ok && r.stats.total.median > 0 ? std::to_string(r.stats.halo.median / r.stats.total.median) : "";
+    isobench::write_csv_fields(out, r.case_name, r.dims, r.n, cells, r.contender, r.chosen, r.status,
+                               isobench::csv_field(one_line(r.note)), r.steps, r.reps, us(r.stats.total.median),
+                               us(r.stats.kernel.median), us(r.stats.halo.median), us(r.stats.other.median), share,
+                               r.stats.halo.kept, r.stats.halo.removed, r.halo_bytes, us(r.stats.total_min),
+                               us(r.stats.halo_min), isobench::csv_field(env.mpi_library), env.mpi_version, env.np,
+                               r.proc_dims, isobench::csv_field(env.hostname), env.date);
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  isobench::BenchMain bench(argc, argv, "isostencil-bench-halo");
   Settings s;
   CLI::App app{"Time per stencil step split into kernel, halo and other, per halo-exchange contender"};
   app.add_option("--cases", s.cases, "jacobi7, jacobi27 (3-D), life2d, life3d")
@@ -519,16 +523,10 @@ int main(int argc, char** argv) {
   app.add_option("--tukey", s.tukey, "Tukey fence factor k (outside [Q1 - k IQR, Q3 + k IQR] removed)")
       ->check(CLI::PositiveNumber);
   app.add_option("--csv", s.csv, "write the rows as CSV to this file (rank 0)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = rank == 0 ? app.exit(error) : (error.get_exit_code() != 0);
-    MPI_Finalize();
-    return code;
-  }
-  int status = 0;
-  Kokkos::initialize(argc, argv);
-  try {
+  if (const auto code = bench.parse(app)) return *code;
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  return bench.run([&] {
+    const int rank = bench.rank(), size = bench.size();
     const isobench::Environment env = isobench::Environment::collect(MPI_COMM_WORLD);
     if (rank == 0) {
       std::printf("isostencil-bench-halo: %d rank(s), %s, Kokkos %s, %d reps (Tukey %.1f x IQR, median)\n", size,
@@ -562,13 +560,8 @@ int main(int argc, char** argv) {
     }
     if (failed) {
       if (rank == 0) std::fprintf(stderr, "isostencil-bench-halo: a contender's ghosts differ from the naive exchange\n");
-      status = 1;
+      return 1;
     }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "isostencil-bench-halo: rank %d: %s\n", rank, error.what());
-    status = 1;
-  }
-  Kokkos::finalize();
-  MPI_Finalize();
-  return status;
+    return 0;
+  });
 }

@@ -19,6 +19,10 @@
 //   mpirun -np 2 isostencil-bench-life --dims 2 --extent 2048 --dims 3 --extent 128
 #include "isostencil/kernels/life.hpp"
 
+#include "bench_main.hpp"
+#include "report.hpp"
+#include "timing.hpp"
+
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -58,19 +62,8 @@ struct Row {
   bool valid = true;
 };
 
-double max_over_ranks(double value) {
-  double result = 0;
-  MPI_Allreduce(&value, &result, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return result;
-}
-
-double mean_over_ranks(double value) {
-  double sum = 0;
-  int size = 1;
-  MPI_Allreduce(&value, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return sum / size;
-}
+using isobench::max_over_ranks;
+using isobench::mean_over_ranks;
 
 /// Bytes moved per second per rank (read + write) by a copy of `cells`
 /// bytes, all ranks at once, best of `repeats` batches of 10.
@@ -88,7 +81,7 @@ double copy_bandwidth(long cells, int repeats) {
           "life_bench:copy", Kokkos::RangePolicy<>(0, cells),
           KOKKOS_LAMBDA(const long i) { target(i) = source(i); });
     Kokkos::fence();
-    const double elapsed = max_over_ranks(MPI_Wtime() - t0) / 10;
+    const double elapsed = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0) / 10;
     if (r > 0) best = std::min(best, elapsed);  // the first batch warms up
   }
   return 2.0 * static_cast<double>(cells) / best;
@@ -120,9 +113,9 @@ std::vector<Row> run(const Settings& settings, long extent, const kernels::LifeR
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       life.step(settings.generations);
-      const double elapsed = max_over_ranks(MPI_Wtime() - t0);
-      const double kernel = max_over_ranks(life.times().kernel);
-      const double halo_share = mean_over_ranks(life.times().halo / elapsed);
+      const double elapsed = max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - t0);
+      const double kernel = max_over_ranks(MPI_COMM_WORLD, life.times().kernel);
+      const double halo_share = mean_over_ranks(MPI_COMM_WORLD, life.times().halo / elapsed);
       if (elapsed < best) {
         best = elapsed;
         row.seconds_per_generation = elapsed / settings.generations;
@@ -147,11 +140,7 @@ std::vector<Row> run(const Settings& settings, long extent, const kernels::LifeR
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-
+  isobench::BenchMain bench(argc, argv, "isostencil-bench-life");
   Settings s;
   CLI::App app{"Life-like automata: cell updates per second, halo shares, a byte-copy bound"};
   app.add_option("--dims", s.dims, "dimension of each case: 2 (B3/S23) or 3 (B5/S45)")
@@ -167,19 +156,14 @@ int main(int argc, char** argv) {
   app.add_option("--density", s.density, "live fraction of the seeded fill")
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
-  try {
-    app.parse(argc, argv);
+  app.callback([&] {
     if (s.dims.size() != s.extents.size())
       throw CLI::ValidationError("--dims and --extent", "give one --extent per --dims");
-  } catch (const CLI::ParseError& error) {
-    const int code = rank == 0 ? app.exit(error) : (error.get_exit_code() == 0 ? 0 : 2);
-    MPI_Finalize();
-    return code;
-  }
+  });
+  if (const auto code = bench.parse(app)) return *code;
 
-  int status = 0;
-  Kokkos::initialize(argc, argv);
-  try {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  return bench.run([&] {
     std::vector<Row> rows;
     for (std::size_t c = 0; c < s.dims.size(); ++c) {
       const std::vector<Row> more = s.dims[c] == 2
@@ -187,8 +171,8 @@ int main(int argc, char** argv) {
                                         : run<3>(s, s.extents[c], kernels::LifeRule("B5/S45", 3));
       rows.insert(rows.end(), more.begin(), more.end());
     }
-    if (rank == 0) {
-      std::printf("isostencil-bench-life: %d rank(s), %d generations x best of %d\n", size,
+    if (bench.rank() == 0) {
+      std::printf("isostencil-bench-life: %d rank(s), %d generations x best of %d\n", bench.size(),
                   s.generations, s.repeats);
       std::printf("  %-4s %-7s %-8s %-7s %10s %12s %14s %12s %10s %12s %s\n", "dims", "extent",
                   "rule", "overlap", "ms/gen", "kernel Mu/s", "(% of bound)", "step Mu/s", "halo",
@@ -207,20 +191,15 @@ int main(int argc, char** argv) {
                "kernel_updates_per_s_per_rank,step_updates_per_s,halo_share,"
                "bound_updates_per_s_per_rank,live,valid\n";
         for (const Row& row : rows)
-          csv << size << ',' << row.dims << ',' << row.extent << ',' << row.rule << ','
-              << (row.overlap ? 1 : 0) << ',' << row.local_cells << ','
-              << row.seconds_per_generation << ',' << row.kernel_rate << ',' << row.step_rate << ','
-              << row.halo_share << ',' << row.bound_rate << ',' << row.live << ','
-              << (row.valid ? 1 : 0) << '\n';
+          isobench::write_csv_fields(csv, bench.size(), row.dims, row.extent, row.rule,
+                                     row.overlap ? 1 : 0, row.local_cells,
+                                     row.seconds_per_generation, row.kernel_rate, row.step_rate,
+                                     row.halo_share, row.bound_rate, row.live, row.valid ? 1 : 0);
       }
     }
+    int status = 0;
     for (const Row& row : rows)
       if (!row.valid) status = 1;
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "isostencil-bench-life: rank %d: %s\n", rank, error.what());
-    status = 1;
-  }
-  Kokkos::finalize();
-  MPI_Finalize();
-  return status;
+    return status;
+  });
 }

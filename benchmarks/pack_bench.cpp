@@ -20,6 +20,7 @@
 // run e.g. `valgrind --tool=callgrind --toggle-collect='run_*' ...`). The
 // three ways take turns repetition by repetition; the median per call is
 // printed. Each received message is checked against the sender's data first.
+#include "bench_main.hpp"
 #include "stats.hpp"
 
 #include <mpi.h>
@@ -164,42 +165,25 @@ __attribute__((noinline)) void run_isend(Exchange& x) {
   unpack_runs(x);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  CLI::App app{"isostencil-bench-pack: one scattered message as datatype, MPI_Pack or memcpy runs"};
+struct Settings {
   std::vector<int> blocks{8, 1024};
   std::vector<int> faces{16};
   int face_dim = 2, reps = 2000, calls = 10;
-  app.add_option("--block", blocks, "round layout: block sizes in bytes (0: none)");
-  app.add_option("--face", faces,
-                 "face layout: interior edge n of an n^3 array of doubles (0: none)");
-  app.add_option("--face-dim", face_dim, "face normal (0..2)")->check(CLI::Range(0, 2));
-  app.add_option("--reps", reps, "timed repetitions (each `calls` calls per way)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--calls", calls, "calls per repetition")->check(CLI::PositiveNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    MPI_Finalize();
-    return code == 0 ? 0 : 2;
-  }
+};
+
+// Not named run_*: callgrind's --toggle-collect='run_*' selects the ways alone.
+int measure_layouts(const Settings& s, int rank, int size) {
   if (size > 2 && rank == 0)
     std::fprintf(stderr, "isostencil-bench-pack: ranks beyond 2 sit idle\n");
   const int peer = size == 1 ? 0 : (rank ^ 1) < size ? rank ^ 1 : MPI_PROC_NULL;
   std::vector<std::pair<std::string, Layout>> layouts;
   // A size of 0 leaves that layout out (callgrind runs of one layout each).
-  for (int b : blocks)
+  for (int b : s.blocks)
     if (b > 0) layouts.emplace_back("round-" + std::to_string(b) + "B", round_layout(b));
-  for (int n : faces)
+  for (int n : s.faces)
     if (n > 0)
-      layouts.emplace_back("face" + std::to_string(face_dim) + "-" + std::to_string(n),
-                           face_layout(n, face_dim));
+      layouts.emplace_back("face" + std::to_string(s.face_dim) + "-" + std::to_string(n),
+                           face_layout(n, s.face_dim));
   if (rank == 0)
     std::printf("%-16s %8s %6s %12s %12s %12s %12s %12s %8s %8s\n", "layout", "bytes", "runs",
                 "datatype_us", "pack_us", "runs_us", "persist_us", "isend_us", "dt/runs",
@@ -226,13 +210,13 @@ int main(int argc, char** argv) {
           }
     }
     std::vector<double> t[num_ways];
-    for (int r = 0; r < reps; ++r)
+    for (int r = 0; r < s.reps; ++r)
       for (int w = 0; w < num_ways; ++w) {
         MPI_Barrier(MPI_COMM_WORLD);
         const double begin = MPI_Wtime();
-        for (int c = 0; c < calls; ++c)
+        for (int c = 0; c < s.calls; ++c)
           ways[w](x);
-        t[w].push_back((MPI_Wtime() - begin) / calls * 1e6);
+        t[w].push_back((MPI_Wtime() - begin) / s.calls * 1e6);
       }
     const double d = isobench::median(t[0]), p = isobench::median(t[1]), m = isobench::median(t[2]),
                  ps = isobench::median(t[3]), is = isobench::median(t[4]);
@@ -244,6 +228,22 @@ int main(int argc, char** argv) {
   MPI_Allreduce(MPI_IN_PLACE, &failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0 && failures)
     std::fprintf(stderr, "isostencil-bench-pack: %d wrong runs\n", failures);
-  MPI_Finalize();
   return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  isobench::BenchMain bench(argc, argv, "isostencil-bench-pack");
+  CLI::App app{"isostencil-bench-pack: one scattered message as datatype, MPI_Pack or memcpy runs"};
+  Settings s;
+  app.add_option("--block", s.blocks, "round layout: block sizes in bytes (0: none)");
+  app.add_option("--face", s.faces,
+                 "face layout: interior edge n of an n^3 array of doubles (0: none)");
+  app.add_option("--face-dim", s.face_dim, "face normal (0..2)")->check(CLI::Range(0, 2));
+  app.add_option("--reps", s.reps, "timed repetitions (each `calls` calls per way)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--calls", s.calls, "calls per repetition")->check(CLI::PositiveNumber);
+  if (const auto code = bench.parse(app)) return *code;
+  return bench.run([&] { return measure_layouts(s, bench.rank(), bench.size()); });
 }

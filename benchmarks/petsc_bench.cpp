@@ -27,8 +27,12 @@
 //   mpirun -np 2 isostencil-bench-petsc --csv petsc.csv
 #include "isostencil/kernels/jacobi.hpp"
 
+#include "bench_main.hpp"
 #include "report.hpp"
 #include "stats.hpp"
+#include "timing.hpp"
+
+#include "iso/error.hpp"
 
 #include <mpi.h>
 #include <petscdmda.h>
@@ -65,16 +69,7 @@ void petsc_check(PetscErrorCode code, const char* what) {
 
 /// Times `body` `reps` times after a barrier each, max over ranks; Tukey median.
 isobench::TukeySummary measure(int reps, double tukey, const std::function<void()>& body) {
-  std::vector<double> times;
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    body();
-    double t = MPI_Wtime() - start;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    times.push_back(t);
-  }
-  return isobench::tukey_median(times, tukey);
+  return isobench::tukey_median(isobench::time_repetitions(MPI_COMM_WORLD, 0, reps, body), tukey);
 }
 
 /// The field value at a global cell (ours: dims 0,1,2 = PETSc's z,y,x).
@@ -89,17 +84,9 @@ struct Row {
   double rate = 0;  ///< cell updates/s per rank (jacobi rows)
 };
 
-std::array<int, 3> process_dims() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  std::array<int, 3> dims{0, 0, 0};
-  MPI_Dims_create(size, 3, dims.data());
-  return dims;
-}
-
 /// A DMDA matching our grid: PETSc's x (fastest) is our dimension 2, z our 0.
 DM create_dmda(long n, int stencil_width, DMDAStencilType type) {
-  const std::array<int, 3> dims = process_dims();
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   DM da = nullptr;
   PCHECK(DMDACreate3d(PETSC_COMM_WORLD, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, DM_BOUNDARY_PERIODIC, type,
                       static_cast<PetscInt>(n * dims[2]), static_cast<PetscInt>(n * dims[1]),
@@ -110,7 +97,7 @@ DM create_dmda(long n, int stencil_width, DMDAStencilType type) {
 }
 
 core::Grid<3> make_grid(long n, core::Stencil stencil) {
-  const std::array<int, 3> dims = process_dims();
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   return core::Grid<3>(MPI_COMM_WORLD, core::Grid<3>::global_index{n * dims[0], n * dims[1], n * dims[2]},
                        {true, true, true}, std::move(stencil), dims);
 }
@@ -226,17 +213,12 @@ std::string check_jacobi(const core::Grid<3>& grid, const core::Field<double, 3>
   return error;
 }
 
-/// Collective: every rank throws when any rank has an error.
-void agree(const std::string& error) {
-  int bad = error.empty() ? 0 : 1;
-  MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (bad) throw std::runtime_error(error.empty() ? "another rank found a mismatch" : error);
-}
-
-std::vector<Row> run_size(const Settings& s, long n) {
+/// The rows of one local size n.
+struct SizeRows {
+  long n = 0;
   std::vector<Row> rows;
-  auto add = [&](const std::string& what, const std::string& contender, const isobench::TukeySummary& stats,
-                 double rate = 0, const std::string& chosen = {}) {
+  void add(const std::string& what, const std::string& contender, const isobench::TukeySummary& stats,
+           double rate = 0, const std::string& chosen = {}) {
     Row row;
     row.n = n;
     row.what = what;
@@ -246,184 +228,180 @@ std::vector<Row> run_size(const Settings& s, long n) {
     row.stats = stats;
     row.rate = rate;
     rows.push_back(row);
-  };
-  core::HaloOptions options;
-  options.algorithm = iso::Algorithm::automatic;
-
-  // Setup. One untimed round first (the cost model, PETSc's first-use work).
-  {
-    DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
-    PCHECK(DMDestroy(&da));
-    add("setup", "dmda", measure(s.setup_reps, s.tukey, [&] {
-          DM d = create_dmda(n, 1, DMDA_STENCIL_BOX);
-          PCHECK(DMDestroy(&d));
-        }));
-    // A field of the grid's shape, allocated once (untimed), for the exchange.
-    core::Grid<3> shape = make_grid(n, core::Stencil::box(3, 1));
-    auto u = shape.make_field<double>("u");
-    { auto warm = shape.halo_exchange(u, options); }
-    // The whole set-up, and its two parts (for the analysis): the grid
-    // (decomposition, Cartesian communicator, stencil agreement) and the
-    // persistent exchange (neighborhood, schedule, datatypes, requests).
-    std::vector<double> whole, grid_part, halo_part;
-    for (int r = 0; r < s.setup_reps; ++r) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double a = MPI_Wtime();
-      core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
-      const double b = MPI_Wtime();
-      auto halo = grid.halo_exchange(u, options);
-      double t[3] = {MPI_Wtime() - a, b - a, 0};
-      t[2] = t[0] - t[1];
-      MPI_Allreduce(MPI_IN_PLACE, t, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      whole.push_back(t[0]);
-      grid_part.push_back(t[1]);
-      halo_part.push_back(t[2]);
-    }
-    add("setup", "isostencil", isobench::tukey_median(whole, s.tukey));
-    add("setup-grid", "isostencil", isobench::tukey_median(grid_part, s.tukey));
-    add("setup-halo", "isostencil", isobench::tukey_median(halo_part, s.tukey));
   }
+};
 
-  // Ghost update, 27-point box.
-  {
+// Set-up: one untimed round first (the cost model, PETSc's first-use work).
+void measure_setup(const Settings& s, const core::HaloOptions& options, SizeRows& out) {
+  const long n = out.n;
+  DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
+  PCHECK(DMDestroy(&da));
+  out.add("setup", "dmda", measure(s.setup_reps, s.tukey, [&] {
+        DM d = create_dmda(n, 1, DMDA_STENCIL_BOX);
+        PCHECK(DMDestroy(&d));
+      }));
+  // A field of the grid's shape, allocated once (untimed), for the exchange.
+  core::Grid<3> shape = make_grid(n, core::Stencil::box(3, 1));
+  auto u = shape.make_field<double>("u");
+  { auto warm = shape.halo_exchange(u, options); }
+  // The whole set-up, and its two parts (for the analysis): the grid
+  // (decomposition, Cartesian communicator, stencil agreement) and the
+  // persistent exchange (neighborhood, schedule, datatypes, requests).
+  std::vector<double> whole, grid_part, halo_part;
+  for (int r = 0; r < s.setup_reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double a = MPI_Wtime();
     core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
-    auto u = grid.make_field<double>("u");
-    // auto is the contender; the fixed algorithms show what each would give.
-    const std::vector<std::string> names{"auto", "linear", "torus", "direct"};
-    std::vector<core::HaloExchange> halos;
-    for (const std::string& name : names) {
-      core::HaloOptions o;
-      o.algorithm = iso::parse_algorithm(name);
-      halos.push_back(grid.halo_exchange(u, o));
-    }
-    DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
-    Vec global = nullptr, local = nullptr;
-    PCHECK(DMCreateGlobalVector(da, &global));
-    PCHECK(DMCreateLocalVector(da, &local));
-    fill_petsc(da, global);
-    PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
-    PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-    for (auto& halo : halos) {
-      fill_ours(grid, u);
-      halo.run();
-      agree(check_ghosts(grid, u, da, local));
-    }
-    // Contender 0 is DMDA, then ours; they take turns within each repetition.
-    std::vector<std::function<void()>> ops;
-    ops.emplace_back([&] {
-      PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
-      PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
-    });
-    for (auto& halo : halos) ops.emplace_back([&halo] { halo.run(); });
-    for (int w = 0; w < 3; ++w)
-      for (auto& op : ops) op();
-    std::vector<std::vector<double>> times(ops.size());
-    for (int r = 0; r < s.reps; ++r)
-      for (std::size_t turn = 0; turn < ops.size(); ++turn) {
-        const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
-        MPI_Barrier(MPI_COMM_WORLD);
-        const double start = MPI_Wtime();
-        ops[c]();
-        double t = MPI_Wtime() - start;
-        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        times[c].push_back(t);
-      }
-    add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
-    for (std::size_t h = 0; h < halos.size(); ++h)
-      add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
-          0, iso::to_string(halos[h].algorithm()));
-    PCHECK(VecDestroy(&local));
-    PCHECK(VecDestroy(&global));
-    PCHECK(DMDestroy(&da));
+    const double b = MPI_Wtime();
+    auto halo = grid.halo_exchange(u, options);
+    double t[3] = {MPI_Wtime() - a, b - a, 0};
+    t[2] = t[0] - t[1];
+    isobench::max_over_ranks(MPI_COMM_WORLD, t, 3);
+    whole.push_back(t[0]);
+    grid_part.push_back(t[1]);
+    halo_part.push_back(t[2]);
   }
-
-  // Jacobi 7-point step: ghost update + sweep.
-  {
-    const long cells = n * n * n;
-    const long steps = std::clamp(2'000'000L / cells, 1L, 50L);
-    core::Grid<3> grid = make_grid(n, kernels::star_laplacian(3, 1.0));
-    auto u = grid.make_field<double>("u");
-    fill_ours(grid, u);
-    kernels::JacobiOptions jo;
-    jo.residual_every = 0;
-    jo.final_residual = false;
-    jo.halo = options;
-    kernels::Jacobi<3> jacobi(grid, u, {}, jo);
-    DM da = create_dmda(n, 1, DMDA_STENCIL_STAR);
-    Vec x = nullptr, y = nullptr, local = nullptr;
-    PCHECK(DMCreateGlobalVector(da, &x));
-    PCHECK(DMCreateGlobalVector(da, &y));
-    PCHECK(DMCreateLocalVector(da, &local));
-    fill_petsc(da, x);
-    const double scale = 1.0 / 6.0;  // star_laplacian(3, 1): w / diag
-    auto dmda_step = [&](double& halo_s, double& sweep_s) {
-      const double a = MPI_Wtime();
-      PCHECK(DMGlobalToLocalBegin(da, x, INSERT_VALUES, local));
-      PCHECK(DMGlobalToLocalEnd(da, x, INSERT_VALUES, local));
-      const double b = MPI_Wtime();
-      dmda_sweep(da, local, y, scale);
-      halo_s += b - a;
-      sweep_s += MPI_Wtime() - b;
-      std::swap(x, y);
-    };
-    jacobi.run(1);
-    double ignore_h = 0, ignore_s = 0;
-    dmda_step(ignore_h, ignore_s);
-    agree(check_jacobi(grid, jacobi.solution(), da, x));
-    jacobi.run(2);
-    dmda_step(ignore_h, ignore_s);
-    dmda_step(ignore_h, ignore_s);
-    // Per repetition `steps` steps; the sweep-only time is each side's own split.
-    std::vector<double> ours_step, ours_sweep, theirs_step, theirs_sweep;
-    for (int r = 0; r < s.reps; ++r) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      const kernels::JacobiSummary summary = jacobi.run(steps);
-      double t[2] = {summary.total_seconds, summary.kernel_seconds};
-      MPI_Allreduce(MPI_IN_PLACE, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      ours_step.push_back(t[0] / steps);
-      ours_sweep.push_back(t[1] / steps);
-      MPI_Barrier(MPI_COMM_WORLD);
-      const double start = MPI_Wtime();
-      double h = 0, w = 0;
-      for (long k = 0; k < steps; ++k) dmda_step(h, w);
-      double p[2] = {MPI_Wtime() - start, w};
-      MPI_Allreduce(MPI_IN_PLACE, p, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      theirs_step.push_back(p[0] / steps);
-      theirs_sweep.push_back(p[1] / steps);
-    }
-    const double c = static_cast<double>(cells);
-    auto tukey_of = [&](const std::vector<double>& v) { return isobench::tukey_median(v, s.tukey); };
-    const auto os = tukey_of(ours_step), ok = tukey_of(ours_sweep), ts = tukey_of(theirs_step),
-               tk = tukey_of(theirs_sweep);
-    add("jacobi7-step", "isostencil", os, c / os.median, iso::to_string(options.algorithm));
-    add("jacobi7-step", "dmda", ts, c / ts.median);
-    add("jacobi7-sweep", "isostencil", ok, c / ok.median);
-    add("jacobi7-sweep", "dmda", tk, c / tk.median);
-    PCHECK(VecDestroy(&local));
-    PCHECK(VecDestroy(&y));
-    PCHECK(VecDestroy(&x));
-    PCHECK(DMDestroy(&da));
-  }
-  return rows;
+  out.add("setup", "isostencil", isobench::tukey_median(whole, s.tukey));
+  out.add("setup-grid", "isostencil", isobench::tukey_median(grid_part, s.tukey));
+  out.add("setup-halo", "isostencil", isobench::tukey_median(halo_part, s.tukey));
 }
 
-std::string quoted(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
+// Ghost update, 27-point box.
+void measure_ghost(const Settings& s, SizeRows& out) {
+  const long n = out.n;
+  core::Grid<3> grid = make_grid(n, core::Stencil::box(3, 1));
+  auto u = grid.make_field<double>("u");
+  // auto is the contender; the fixed algorithms show what each would give.
+  const std::vector<std::string> names{"auto", "linear", "torus", "direct"};
+  std::vector<core::HaloExchange> halos;
+  for (const std::string& name : names) {
+    core::HaloOptions o;
+    o.algorithm = iso::parse_algorithm(name);
+    halos.push_back(grid.halo_exchange(u, o));
   }
-  return out + "\"";
+  DM da = create_dmda(n, 1, DMDA_STENCIL_BOX);
+  Vec global = nullptr, local = nullptr;
+  PCHECK(DMCreateGlobalVector(da, &global));
+  PCHECK(DMCreateLocalVector(da, &local));
+  fill_petsc(da, global);
+  PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
+  PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
+  for (auto& halo : halos) {
+    fill_ours(grid, u);
+    halo.run();
+    iso::agree_on_errors(MPI_COMM_WORLD, "ghost update check", check_ghosts(grid, u, da, local));
+  }
+  // Contender 0 is DMDA, then ours; they take turns within each repetition.
+  std::vector<std::function<void()>> ops;
+  ops.emplace_back([&] {
+    PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
+    PCHECK(DMGlobalToLocalEnd(da, global, INSERT_VALUES, local));
+  });
+  for (auto& halo : halos) ops.emplace_back([&halo] { halo.run(); });
+  for (int w = 0; w < 3; ++w)
+    for (auto& op : ops) op();
+  std::vector<std::vector<double>> times(ops.size());
+  for (int r = 0; r < s.reps; ++r)
+    for (std::size_t turn = 0; turn < ops.size(); ++turn) {
+      const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double start = MPI_Wtime();
+      ops[c]();
+      times[c].push_back(isobench::max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - start));
+    }
+  out.add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
+  for (std::size_t h = 0; h < halos.size(); ++h)
+    out.add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
+        0, iso::to_string(halos[h].algorithm()));
+  PCHECK(VecDestroy(&local));
+  PCHECK(VecDestroy(&global));
+  PCHECK(DMDestroy(&da));
+}
+
+// Jacobi 7-point step: ghost update + sweep.
+void measure_jacobi(const Settings& s, const core::HaloOptions& options, SizeRows& out) {
+  const long n = out.n;
+  const long cells = n * n * n;
+  const long steps = std::clamp(2'000'000L / cells, 1L, 50L);
+  core::Grid<3> grid = make_grid(n, kernels::star_laplacian(3, 1.0));
+  auto u = grid.make_field<double>("u");
+  fill_ours(grid, u);
+  kernels::JacobiOptions jo;
+  jo.residual_every = 0;
+  jo.final_residual = false;
+  jo.halo = options;
+  kernels::Jacobi<3> jacobi(grid, u, {}, jo);
+  DM da = create_dmda(n, 1, DMDA_STENCIL_STAR);
+  Vec x = nullptr, y = nullptr, local = nullptr;
+  PCHECK(DMCreateGlobalVector(da, &x));
+  PCHECK(DMCreateGlobalVector(da, &y));
+  PCHECK(DMCreateLocalVector(da, &local));
+  fill_petsc(da, x);
+  const double scale = 1.0 / 6.0;  // star_laplacian(3, 1): w / diag
+  auto dmda_step = [&](double& halo_s, double& sweep_s) {
+    const double a = MPI_Wtime();
+    PCHECK(DMGlobalToLocalBegin(da, x, INSERT_VALUES, local));
+    PCHECK(DMGlobalToLocalEnd(da, x, INSERT_VALUES, local));
+    const double b = MPI_Wtime();
+    dmda_sweep(da, local, y, scale);
+    halo_s += b - a;
+    sweep_s += MPI_Wtime() - b;
+    std::swap(x, y);
+  };
+  jacobi.run(1);
+  double ignore_h = 0, ignore_s = 0;
+  dmda_step(ignore_h, ignore_s);
+  iso::agree_on_errors(MPI_COMM_WORLD, "Jacobi check", check_jacobi(grid, jacobi.solution(), da, x));
+  jacobi.run(2);
+  dmda_step(ignore_h, ignore_s);
+  dmda_step(ignore_h, ignore_s);
+  // Per repetition `steps` steps; the sweep-only time is each side's own split.
+  std::vector<double> ours_step, ours_sweep, theirs_step, theirs_sweep;
+  for (int r = 0; r < s.reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const kernels::JacobiSummary summary = jacobi.run(steps);
+    double t[2] = {summary.total_seconds, summary.kernel_seconds};
+    isobench::max_over_ranks(MPI_COMM_WORLD, t, 2);
+    ours_step.push_back(t[0] / steps);
+    ours_sweep.push_back(t[1] / steps);
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    double h = 0, w = 0;
+    for (long k = 0; k < steps; ++k) dmda_step(h, w);
+    double p[2] = {MPI_Wtime() - start, w};
+    isobench::max_over_ranks(MPI_COMM_WORLD, p, 2);
+    theirs_step.push_back(p[0] / steps);
+    theirs_sweep.push_back(p[1] / steps);
+  }
+  const double c = static_cast<double>(cells);
+  auto tukey_of = [&](const std::vector<double>& v) { return isobench::tukey_median(v, s.tukey); };
+  const auto os = tukey_of(ours_step), ok = tukey_of(ours_sweep), ts = tukey_of(theirs_step),
+             tk = tukey_of(theirs_sweep);
+  out.add("jacobi7-step", "isostencil", os, c / os.median, iso::to_string(options.algorithm));
+  out.add("jacobi7-step", "dmda", ts, c / ts.median);
+  out.add("jacobi7-sweep", "isostencil", ok, c / ok.median);
+  out.add("jacobi7-sweep", "dmda", tk, c / tk.median);
+  PCHECK(VecDestroy(&local));
+  PCHECK(VecDestroy(&y));
+  PCHECK(VecDestroy(&x));
+  PCHECK(DMDestroy(&da));
+}
+
+std::vector<Row> run_size(const Settings& s, long n) {
+  SizeRows out;
+  out.n = n;
+  core::HaloOptions options;
+  options.algorithm = iso::Algorithm::automatic;
+  measure_setup(s, options, out);
+  measure_ghost(s, out);
+  measure_jacobi(s, options, out);
+  return out.rows;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  isobench::BenchMain bench(argc, argv, "isostencil-bench-petsc");
   Settings s;
   CLI::App app{"isostencil vs PETSc DMDA: setup, 27-point ghost update, 7-point Jacobi"};
   app.add_option("--size", s.sizes, "local n (n^3 per rank); repeat for several (default 8 32 128)")
@@ -432,32 +410,28 @@ int main(int argc, char** argv) {
   app.add_option("--setup-reps", s.setup_reps, "timed set-up repetitions")->check(CLI::Range(1, 100000));
   app.add_option("--tukey", s.tukey, "Tukey fence factor")->check(CLI::PositiveNumber);
   app.add_option("--csv", s.csv, "write the rows as CSV to this file (rank 0)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = rank == 0 ? app.exit(error) : (error.get_exit_code() != 0);
-    MPI_Finalize();
-    return code;
-  }
+  if (const auto code = bench.parse(app)) return *code;
   // PETSc's own options stay out of its way: it sees no arguments.
   int petsc_argc = 1;
   char** petsc_argv = argv;
   if (PetscInitialize(&petsc_argc, &petsc_argv, nullptr, nullptr) != 0) {
     std::fprintf(stderr, "isostencil-bench-petsc: PetscInitialize failed\n");
-    MPI_Finalize();
     return 1;
   }
-  Kokkos::initialize(argc, argv);
-  int status = 0;
-  try {
+  // PETSc ends after Kokkos and before MPI (destroyed in reverse order).
+  struct PetscScope {
+    ~PetscScope() { PetscFinalize(); }
+  } petsc;
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  return bench.run([&] {
+    const int rank = bench.rank();
     const isobench::Environment env = isobench::Environment::collect(MPI_COMM_WORLD);
-    const std::array<int, 3> dims = process_dims();
-    const std::string proc_dims =
-        std::to_string(dims[0]) + "x" + std::to_string(dims[1]) + "x" + std::to_string(dims[2]);
+    const std::array<int, 3> dims = isobench::process_dims<3>();
+    const std::string proc_dims = isobench::format_dims(std::vector<int>(dims.begin(), dims.end()));
     if (rank == 0)
       std::printf("isostencil-bench-petsc: %d rank(s), PETSc %d.%d.%d, %s, %d reps (Tukey %.1f x IQR, median)\n",
-                  size, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, env.mpi_library.c_str(),
-                  s.reps, s.tukey);
+                  bench.size(), PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR,
+                  env.mpi_library.c_str(), s.reps, s.tukey);
     std::vector<Row> rows;
     for (long n : s.sizes) {
       std::vector<Row> more = run_size(s, n);
@@ -474,20 +448,16 @@ int main(int argc, char** argv) {
       if (!out) throw std::runtime_error("cannot write " + s.csv);
       out << "local_n,cells_per_rank,measure,contender,chosen,status,median_us,reps_kept,outliers,"
              "updates_per_s_per_rank,petsc_version,mpi_library,mpi_version,np,proc_dims,hostname,date\n";
+      const std::string petsc_version = std::to_string(PETSC_VERSION_MAJOR) + "." +
+                                        std::to_string(PETSC_VERSION_MINOR) + "." +
+                                        std::to_string(PETSC_VERSION_SUBMINOR);
       for (const Row& r : rows)
-        out << r.n << ',' << r.n * r.n * r.n << ',' << r.what << ',' << r.contender << ',' << r.chosen << ','
-            << r.status << ',' << r.stats.median * 1e6 << ',' << r.stats.kept << ',' << r.stats.removed << ','
-            << (r.rate > 0 ? std::to_string(r.rate) : "") << ',' << PETSC_VERSION_MAJOR << '.'
-            << PETSC_VERSION_MINOR << '.' << PETSC_VERSION_SUBMINOR << ',' << quoted(env.mpi_library) << ','
-            << env.mpi_version << ',' << env.np << ',' << proc_dims << ',' << quoted(env.hostname) << ','
-            << env.date << '\n';
+        isobench::write_csv_fields(out, r.n, r.n * r.n * r.n, r.what, r.contender, r.chosen, r.status,
+                                   r.stats.median * 1e6, r.stats.kept, r.stats.removed,
+                                   r.rate > 0 ? std::to_string(r.rate) : "", petsc_version,
+                                   isobench::csv_field(env.mpi_library), env.mpi_version, env.np, proc_dims,
+                                   isobench::csv_field(env.hostname), env.date);
     }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "isostencil-bench-petsc: rank %d: %s\n", rank, error.what());
-    status = 1;
-  }
-  Kokkos::finalize();
-  PetscFinalize();
-  MPI_Finalize();
-  return status;
+    return 0;
+  });
 }

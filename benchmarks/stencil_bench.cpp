@@ -34,6 +34,10 @@
 #include "isostencil/kernels/jacobi.hpp"
 #include "isostencil/kernels/user_kernel.hpp"
 
+#include "bench_main.hpp"
+#include "report.hpp"
+#include "timing.hpp"
+
 #include <mpi.h>
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
@@ -110,13 +114,10 @@ private:
   using Policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<long>>;
   template <class Body>
   double timed(const Body& body) {
-    MPI_Barrier(comm_);
-    const double start = MPI_Wtime();
-    body();
-    Kokkos::fence();
-    double t = MPI_Wtime() - start;
-    MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, comm_);
-    return t;
+    return isobench::time_repetitions(comm_, 0, 1, [&] {
+      body();
+      Kokkos::fence();
+    })[0];
   }
 
   long cells_;
@@ -136,13 +137,10 @@ struct BatchOverRanks {
 };
 
 BatchOverRanks over_ranks(const Batch& batch, MPI_Comm comm) {
-  int size = 1;
-  MPI_Comm_size(comm, &size);
   double max[3] = {batch.total, batch.kernel, batch.halo};
-  MPI_Allreduce(MPI_IN_PLACE, max, 3, MPI_DOUBLE, MPI_MAX, comm);
-  double share = batch.total > 0 ? batch.halo / batch.total : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &share, 1, MPI_DOUBLE, MPI_SUM, comm);
-  return {max[0], max[1], max[2], share / size};
+  isobench::max_over_ranks(comm, max, 3);
+  return {max[0], max[1], max[2],
+          isobench::mean_over_ranks(comm, batch.total > 0 ? batch.halo / batch.total : 0)};
 }
 
 /// The best (smallest max time) of `repeats` batches, all ranks starting
@@ -194,10 +192,7 @@ void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
 
 std::vector<Row> run_jacobi(const Settings& s, long n, bool box, StreamProbe& probe) {
   const std::array<long, 3> local{n, n, n};
-  std::array<int, 3> dims{0, 0, 0};
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Dims_create(size, 3, dims.data());
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   const double h = 1.0 / static_cast<double>(n);
   core::Grid<3> grid(MPI_COMM_WORLD, {local[0] * dims[0], local[1] * dims[1], local[2] * dims[2]},
                      {true, true, true},
@@ -234,10 +229,7 @@ struct CellByCell {
 /// vectorized row()).
 std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string& variant,
                                     StreamProbe& probe) {
-  std::array<int, 3> dims{0, 0, 0};
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Dims_create(size, 3, dims.data());
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   const double h = 1.0 / static_cast<double>(n);
   core::Grid<3> grid(MPI_COMM_WORLD, {n * dims[0], n * dims[1], n * dims[2]}, {true, true, true},
                      kernels::star_laplacian(3, h), dims);
@@ -291,10 +283,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
 }
 
 std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
-  std::array<int, 3> dims{0, 0, 0};
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Dims_create(size, 3, dims.data());
+  const std::array<int, 3> dims = isobench::process_dims<3>();
   core::Grid<3> grid(MPI_COMM_WORLD, {n * dims[0], n * dims[1], n * dims[2]}, {true, true, true},
                      core::Stencil::star(3, 1), dims);
   std::vector<Row> rows;
@@ -332,13 +321,59 @@ std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
   return rows;
 }
 
+/// One local size: the bound first, then every kernel's rows, printed and
+/// (rank 0, when `csv`) written.
+void run_size(const Settings& s, long n, int rank, int size, std::ofstream* csv) {
+  const long field_cells = (n + 2) * (n + 2) * (n + 2);
+  StreamProbe probe(field_cells, MPI_COMM_WORLD);
+  for (int r = 0; r < s.repeats; ++r)
+    probe.sample();
+  const Stream first = probe.best();
+  if (rank == 0) {
+    std::printf(
+        "\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M "
+        "updates/s per "
+        "rank (16 B/update); each row samples its own bound between repeats\n",
+        n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
+    std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
+                "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
+                "halo share");
+  }
+  std::vector<Row> rows;
+  for (const std::string& kernel : s.kernels) {
+    std::vector<Row> more =
+        kernel == "user7"             ? run_user(s, n, probe)
+        : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
+        : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
+                                      : run_jacobi(s, n, kernel == "jacobi27", probe);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  for (const Row& row : rows) {
+    const BatchOverRanks& batch = row.measured.batch;
+    const Stream& stream = row.measured.stream;
+    const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
+    const double updates = static_cast<double>(n) * n * n * s.sweeps;
+    const double kernel_rate = updates / batch.kernel;
+    const double step_rate = updates / batch.total;
+    const double pct = 100.0 * kernel_rate / bound;
+    if (rank == 0) {
+      std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
+                  row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
+                  bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
+                  100.0 * batch.halo_share);
+      if (csv)
+        isobench::write_csv_fields(*csv, size, n, row.kernel, row.overlap ? "on" : "off",
+                                   s.sweeps, batch.total, batch.kernel, batch.halo,
+                                   batch.halo_share, kernel_rate, step_rate, step_rate * size,
+                                   stream.copy_gbps, stream.triad_gbps, bound, pct);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  isobench::BenchMain bench(argc, argv, "isostencil-bench-stencil");
   Settings s;
   CLI::App app{"Stencil sweep rates vs a STREAM-like bandwidth bound, and halo-exchange shares"};
   app.add_option("--size", s.sizes,
@@ -354,18 +389,12 @@ int main(int argc, char** argv) {
          "(Kokkos' MDRangePolicy) and jacobi7-cells (row loops without the vectorized row())")
       ->check(CLI::IsMember({"jacobi7", "jacobi27", "user7", "jacobi7-mdrange", "jacobi7-cells"}));
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& error) {
-    const int code = rank == 0 ? app.exit(error) : (error.get_exit_code() != 0);
-    MPI_Finalize();
-    return code;
-  }
+  if (const auto code = bench.parse(app)) return *code;
   if (s.sizes.empty()) s.sizes.push_back(64);
 
-  int status = 0;
-  Kokkos::initialize(argc, argv);
-  try {
+  Kokkos::ScopeGuard kokkos(argc, argv);
+  return bench.run([&] {
+    const int rank = bench.rank(), size = bench.size();
     std::unique_ptr<std::ofstream> csv;
     if (rank == 0 && !s.csv.empty()) {
       csv = std::make_unique<std::ofstream>(s.csv);
@@ -377,58 +406,7 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
                   Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
-    for (long n : s.sizes) {
-      const long field_cells = (n + 2) * (n + 2) * (n + 2);
-      StreamProbe probe(field_cells, MPI_COMM_WORLD);
-      for (int r = 0; r < s.repeats; ++r)
-        probe.sample();
-      const Stream first = probe.best();
-      if (rank == 0) {
-        std::printf(
-            "\nlocal %ld^3 per rank: copy %.2f GB/s, triad %.2f GB/s per rank -> bound %.1f M "
-            "updates/s per "
-            "rank (16 B/update); each row samples its own bound between repeats\n",
-            n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
-        std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
-                    "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
-                    "halo share");
-      }
-      std::vector<Row> rows;
-      for (const std::string& kernel : s.kernels) {
-        std::vector<Row> more =
-            kernel == "user7"             ? run_user(s, n, probe)
-            : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
-            : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
-                                          : run_jacobi(s, n, kernel == "jacobi27", probe);
-        rows.insert(rows.end(), more.begin(), more.end());
-      }
-      for (const Row& row : rows) {
-        const BatchOverRanks& batch = row.measured.batch;
-        const Stream& stream = row.measured.stream;
-        const double bound = stream.copy_gbps * 1e9 / 16.0;  // updates/s per rank
-        const double updates = static_cast<double>(n) * n * n * s.sweeps;
-        const double kernel_rate = updates / batch.kernel;
-        const double step_rate = updates / batch.total;
-        const double pct = 100.0 * kernel_rate / bound;
-        if (rank == 0) {
-          std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
-                      row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
-                      bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
-                      100.0 * batch.halo_share);
-          if (csv)
-            *csv << size << ',' << n << ',' << row.kernel << ',' << (row.overlap ? "on" : "off")
-                 << ',' << s.sweeps << ',' << batch.total << ',' << batch.kernel << ','
-                 << batch.halo << ',' << batch.halo_share << ',' << kernel_rate << ',' << step_rate
-                 << ',' << step_rate * size << ',' << stream.copy_gbps << ',' << stream.triad_gbps
-                 << ',' << bound << ',' << pct << '\n';
-        }
-      }
-    }
-  } catch (const std::exception& error) {
-    std::fprintf(stderr, "isostencil-bench-stencil: rank %d: %s\n", rank, error.what());
-    status = 1;
-  }
-  Kokkos::finalize();
-  MPI_Finalize();
-  return status;
+    for (long n : s.sizes) run_size(s, n, rank, size, csv.get());
+    return 0;
+  });
 }

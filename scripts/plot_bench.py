@@ -25,16 +25,21 @@ import statistics
 import sys
 
 
-def _import_matplotlib():
+def import_pyplot(script="plot_bench.py"):
+    """matplotlib.pyplot on the Agg backend, for `script` (plot_stencil.py uses it too).
+
+    A python3 first on PATH (pyenv, venv) may lack Debian's matplotlib: then
+    the script runs again, once, under /usr/bin/python3."""
     try:
         import matplotlib
     except ImportError:
         system = "/usr/bin/python3"
+        once = "PLOT_" + os.path.splitext(script)[0].replace("plot_", "").upper() + "_REEXEC"
         if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) \
-                and not os.environ.get("PLOT_BENCH_REEXEC"):
-            os.environ["PLOT_BENCH_REEXEC"] = "1"
+                and not os.environ.get(once):
+            os.environ[once] = "1"
             os.execv(system, [system] + sys.argv)
-        sys.exit("plot_bench.py: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
+        sys.exit(f"{script}: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
@@ -130,6 +135,21 @@ def short_library(entry):
     return library.split(",")[0].strip() if library else "MPI"
 
 
+def bar_series(entries, k, width):
+    """Series k of grouped bars `width` wide: entries[x] is group x's row or
+    None. Returns the bars' x, heights (medians) and the error bars below and
+    above (down to the minimum, up to the maximum); unmeasured rows have none."""
+    xs, heights, low, high = [], [], [], []
+    for x, e in enumerate(entries):
+        if e is None or e["median"] is None:
+            continue
+        xs.append(x - 0.4 + width * (k + 0.5))
+        heights.append(e["median"])
+        low.append(e["median"] - e["min"])
+        high.append(e["max"] - e["median"])
+    return xs, heights, low, high
+
+
 def plot_group(plt, op, nbh, entries, outdir, contenders_filter, dpi):
     sizes = sorted({int(e["size_bytes"]) for e in entries})
     names = [n for n in contender_order(entries) if not contenders_filter or n in contenders_filter]
@@ -140,16 +160,11 @@ def plot_group(plt, op, nbh, entries, outdir, contenders_filter, dpi):
     lowest = None
     for k, name in enumerate(names):
         colour, hatch = STYLE.get(name, (None, ""))
-        xs, heights, low, high = [], [], [], []
-        for x, size in enumerate(sizes):
-            e = table.get((size, name))
-            if e is None or e["median"] is None:
-                continue
-            xs.append(x - 0.4 + width * (k + 0.5))
-            heights.append(e["median"])
-            low.append(e["median"] - e["min"])
-            high.append(e["max"] - e["median"])
-            lowest = e["min"] if lowest is None else min(lowest, e["min"])
+        series = [table.get((size, name)) for size in sizes]
+        xs, heights, low, high = bar_series(series, k, width)
+        for e in series:
+            if e is not None and e["median"] is not None:
+                lowest = e["min"] if lowest is None else min(lowest, e["min"])
         if not xs:
             continue
         ax.bar(xs, heights, width=width, color=colour, hatch=hatch, edgecolor="white" if not hatch else "#555555",
@@ -232,15 +247,7 @@ def write_setup(plt, merged, outdir, dpi):
     width = 0.8 / max(1, len(names))
     colours = ["#1f77b4", "#6baed6", "#9ecae1", "#08519c", "#ff7f0e", "#d62728"]
     for k, name in enumerate(names):
-        xs, hs, lo, hi = [], [], [], []
-        for x, key in enumerate(keys):
-            e = table[key].get(name)
-            if e is None or e["median"] is None:
-                continue
-            xs.append(x - 0.4 + width * (k + 0.5))
-            hs.append(e["median"])
-            lo.append(e["median"] - e["min"])
-            hi.append(e["max"] - e["median"])
+        xs, hs, lo, hi = bar_series([table[key].get(name) for key in keys], k, width)
         ax.bar(xs, hs, width=width, label=name, color=colours[k % len(colours)], yerr=[lo, hi],
                error_kw={"elinewidth": 0.6, "capsize": 1})
     ax.set_yscale("log")
@@ -305,7 +312,7 @@ def main():
     parser.add_argument("--dpi", type=int, default=90, help="PNG resolution (default 90)")
     args = parser.parse_args()
 
-    plt = _import_matplotlib()
+    plt = import_pyplot()
     merged = read_rows(args.csv)
     if args.op:
         merged = {k: v for k, v in merged.items() if k[0] in args.op or k[0] == "setup"}

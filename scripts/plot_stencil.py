@@ -18,7 +18,8 @@ Needs matplotlib (Debian: python3-matplotlib).
 import argparse
 import csv
 import os
-import sys
+
+from plot_bench import import_pyplot  # the same directory
 
 
 def read(path):
@@ -270,18 +271,7 @@ def main():
     p.add_argument("--load", default="", help="load average during the run (for the summary)")
     p.add_argument("--dpi", type=int, default=90)
     args = p.parse_args()
-    try:
-        import matplotlib
-    except ImportError:
-        # A python3 first on PATH (pyenv, venv) may lack Debian's matplotlib.
-        system = "/usr/bin/python3"
-        if os.path.exists(system) and os.path.realpath(sys.executable) != os.path.realpath(system) \
-                and not os.environ.get("PLOT_STENCIL_REEXEC"):
-            os.environ["PLOT_STENCIL_REEXEC"] = "1"
-            os.execv(system, [system] + sys.argv)
-        sys.exit("plot_stencil.py: matplotlib is missing (Debian: apt-get install python3-matplotlib)")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = import_pyplot("plot_stencil.py")
     plots = os.path.join(args.outdir, "plots")
     os.makedirs(plots, exist_ok=True)
     halo, petsc = read(args.halo), read(args.petsc)

@@ -19,22 +19,6 @@
 #include <string>
 #include <vector>
 
-namespace isobench {
-
-std::string format_dims(const std::vector<int>& dims) {
-  std::string out;
-  for (std::size_t k = 0; k < dims.size(); ++k) out += (k ? "x" : "") + std::to_string(dims[k]);
-  return out;
-}
-
-std::string format_periodic(const std::vector<bool>& periodic) {
-  std::string out;
-  for (std::size_t k = 0; k < periodic.size(); ++k) out += (k ? "," : "") + std::string(periodic[k] ? "1" : "0");
-  return out;
-}
-
-}  // namespace isobench
-
 namespace {
 
 constexpr int usage_exit_code = 2;

@@ -17,19 +17,31 @@ namespace isobench {
 
 namespace {
 
-std::string quote(const std::string& field) {
-  if (field.find_first_of(",\"\n\r") == std::string::npos) return field;
+std::string micro(double seconds) { return fmt::format("{:.4f}", seconds * 1e6); }
+
+}  // namespace
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string out = "\"";
-  for (char c : field) {
+  for (char c : text) {
     if (c == '"') out += '"';
     out += c;
   }
   return out + "\"";
 }
 
-std::string micro(double seconds) { return fmt::format("{:.4f}", seconds * 1e6); }
+std::string format_dims(const std::vector<int>& dims) {
+  std::string out;
+  for (std::size_t k = 0; k < dims.size(); ++k) out += (k ? "x" : "") + std::to_string(dims[k]);
+  return out;
+}
 
-}  // namespace
+std::string format_periodic(const std::vector<bool>& periodic) {
+  std::string out;
+  for (std::size_t k = 0; k < periodic.size(); ++k) out += (k ? "," : "") + std::string(periodic[k] ? "1" : "0");
+  return out;
+}
 
 Environment Environment::collect(MPI_Comm comm) {
   Environment env;
@@ -98,7 +110,7 @@ std::string csv_line(const ResultRow& row, const Environment& env) {
       env.hostname,
       env.date};
   std::string line;
-  for (std::size_t k = 0; k < fields.size(); ++k) line += (k ? "," : "") + quote(fields[k]);
+  for (std::size_t k = 0; k < fields.size(); ++k) line += (k ? "," : "") + csv_field(fields[k]);
   return line;
 }
 

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,22 @@ std::string csv_header();
 std::string csv_line(const ResultRow& row, const Environment& env);
 /// Writes header and rows; throws std::runtime_error when the file cannot be written.
 void write_csv(const std::string& path, const std::vector<ResultRow>& rows, const Environment& env);
+
+/// One CSV field, quoted as RFC 4180 when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text);
+
+/// Writes one CSV line: the fields as `out` formats them, comma-separated.
+/// (Strings that may hold commas go through csv_field first.)
+template <class... Fields>
+void write_csv_fields(std::ostream& out, const Fields&... fields) {
+  const char* separator = "";
+  ((out << separator << fields, separator = ","), ...);
+  out << '\n';
+}
+
+/// "2x1x1" and "1,1,1".
+std::string format_dims(const std::vector<int>& dims);
+std::string format_periodic(const std::vector<bool>& periodic);
 
 std::string format_bytes(long long bytes);  ///< "64 B", "4 KiB", "1.5 MiB"
 /// Parses "1G", "512M", "64K", "4096" (binary units) into bytes; -1 when malformed.

@@ -26,27 +26,6 @@ namespace {
 
 using isostencil::UsageError;
 
-/// `reps` times: barrier, time create() alone, then destroy() untimed.
-/// Returns each repetition's maximum over the ranks.
-template <class Create, class Destroy>
-std::vector<double> time_setup(MPI_Comm comm, int warmup, int reps, Create&& create, Destroy&& destroy) {
-  for (int k = 0; k < warmup; ++k) {
-    MPI_Barrier(comm);
-    create();
-    destroy();
-  }
-  std::vector<double> local(static_cast<std::size_t>(reps)), global(static_cast<std::size_t>(reps));
-  for (auto& t : local) {
-    MPI_Barrier(comm);
-    const double start = MPI_Wtime();
-    create();
-    t = MPI_Wtime() - start;
-    destroy();
-  }
-  MPI_Allreduce(local.data(), global.data(), reps, MPI_DOUBLE, MPI_MAX, comm);
-  return global;
-}
-
 std::vector<int> parse_int_list(const std::string& text, const char* option, int low, int high) {
   std::vector<int> out;
   for (long long value : isostencil::parse_integer_list(text, option)) {
@@ -208,17 +187,17 @@ int SetupCommand::run(MPI_Comm world) {
         };
 
         const MPI_Comm comm = bench.get();
-        record(contenders[0], time_setup(comm, warmup_, reps_, make_nbh, destroy_all));
+        record(contenders[0], time_repetitions(comm, warmup_, reps_, make_nbh, destroy_all));
         make_nbh();
-        record(contenders[1], time_setup(comm, warmup_, reps_, init_alltoall, [&] { op.reset(); }));
-        record(contenders[2], time_setup(comm, warmup_, reps_, init_allgather, [&] { op.reset(); }));
+        record(contenders[1], time_repetitions(comm, warmup_, reps_, init_alltoall, [&] { op.reset(); }));
+        record(contenders[2], time_repetitions(comm, warmup_, reps_, init_allgather, [&] { op.reset(); }));
         destroy_all();
-        record(contenders[3], time_setup(comm, warmup_, reps_, [&] {
+        record(contenders[3], time_repetitions(comm, warmup_, reps_, [&] {
                  make_nbh();
                  init_alltoall();
                }, destroy_all));
-        record(contenders[4], time_setup(comm, warmup_, reps_, graph_create, destroy_all));
-        record(contenders[5], time_setup(comm, warmup_, reps_, graph_adjacent, destroy_all));
+        record(contenders[4], time_repetitions(comm, warmup_, reps_, graph_create, destroy_all));
+        record(contenders[5], time_repetitions(comm, warmup_, reps_, graph_adjacent, destroy_all));
       }
     }
     if (root && !csv_.empty()) write_csv(csv_, rows, env);
