@@ -28,8 +28,7 @@ public:
   JacobiModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : setup_(setup),
         deck_(*setup.deck),
-        grid_(make_grid<D>(deck_, std::move(decomposition), jacobi_stencil(deck_, D))),
-        probe_(grid_, halo_options(deck_)) {
+        grid_(make_grid<D>(deck_, std::move(decomposition), jacobi_stencil(deck_, D))) {
     Field u = grid_.template make_field<double>("u");
     if (setup.restart) {
       setup.restart->read("u", grid_, u);
@@ -94,8 +93,8 @@ public:
     return metric;
   }
 
-  iso::HaloValidation validate_halo() { return probe_.validate(jacobi_->solution()); }
-  std::string algorithm() { return probe_.algorithm(jacobi_->solution()); }
+  iso::HaloValidation validate_halo() { return jacobi_->halo().validate(); }
+  std::string algorithm() { return iso::to_string(jacobi_->algorithm()); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("u", grid_, jacobi_->solution()); }
   void write_state(core::CheckpointWriter& writer) {
@@ -160,7 +159,6 @@ private:
   const Setup& setup_;
   const core::Deck& deck_;
   core::Grid<D> grid_;
-  HaloProbe<D> probe_;
   std::optional<kernels::Jacobi<D>> jacobi_;
   double lowest_ = 0, highest_ = 0;
   double first_l2_ = -1, last_l2_ = 0, last_max_ = 0;

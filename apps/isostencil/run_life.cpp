@@ -61,8 +61,7 @@ public:
   LifeModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : deck_(*setup.deck),
         rule_(parse_rule(deck_, D)),
-        life_(std::move(decomposition), rule_, kernels::LifeOptions{deck_.run.overlap, halo_options(deck_)}),
-        probe_(life_.grid(), halo_options(deck_)) {
+        life_(std::move(decomposition), rule_, kernels::LifeOptions{deck_.run.overlap, halo_options(deck_)}) {
     if (setup.restart) {
       typename kernels::Life<D>::Cells cells = life_.cells();
       setup.restart->read("cells", life_.grid(), cells);
@@ -104,8 +103,8 @@ public:
     return metric;
   }
 
-  iso::HaloValidation validate_halo() { return probe_.validate(life_.cells()); }
-  std::string algorithm() { return probe_.algorithm(life_.cells()); }
+  iso::HaloValidation validate_halo() { return life_.halo().validate(); }
+  std::string algorithm() { return iso::to_string(life_.algorithm()); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("cells", life_.grid(), life_.cells()); }
   void write_state(core::CheckpointWriter& writer) { writer.write("cells", life_.grid(), life_.cells()); }
@@ -153,7 +152,6 @@ private:
   const core::Deck& deck_;
   kernels::LifeRule rule_;
   kernels::Life<D> life_;
-  HaloProbe<D> probe_;
   std::string pattern_text_;
   long live_ = 0;
 };

@@ -1021,12 +1021,12 @@ private:
                           : centres > 1 ? std::string("the centre appears ") + std::to_string(centres) + " times"
                                         : "its weight is " + format_double(centre_weight)));
         }
-        if (stencil.directions().size() == 0 && d.kernel.name != "life")
+        if (stencil.geometry().directions.size() == 0 && d.kernel.name != "life")
           error_at(shape_was_auto_ ? "kernel.name" : "stencil.shape",
                    "the stencil reads no neighbor (only the centre): nothing to exchange");
         for (int j = 0; j < dims; ++j) {
           const long n = d.grid.extent[static_cast<std::size_t>(j)];
-          const iso::HaloWidths widths = stencil.halo_widths();
+          const iso::HaloWidths widths = stencil.geometry().widths;
           const int width = std::max(widths.lo[static_cast<std::size_t>(j)],
                                      widths.hi[static_cast<std::size_t>(j)]);
           if (width > n) {
@@ -1410,7 +1410,7 @@ void check_decomposition(const Deck& deck, int num_procs) {
                                 " processes, which does not divide the " + std::to_string(num_procs) +
                                 " ranks of this run; use 0 entries to let MPI_Dims_create choose");
   }
-  const iso::HaloWidths widths = deck.make_stencil().halo_widths();
+  const iso::HaloWidths widths = deck.make_stencil().geometry().widths;
   for (int j = 0; j < dims; ++j) {
     const long n = deck.grid.extent[static_cast<std::size_t>(j)];
     const int p = process_dims[static_cast<std::size_t>(j)];

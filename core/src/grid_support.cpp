@@ -9,8 +9,8 @@
 
 namespace isostencil::core::detail {
 
-GridShape derive_grid_shape(const char* where, const Decomposition& decomposition,
-                            const Stencil& stencil, int dims) {
+iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
+                                const Stencil& stencil, int dims) {
   std::string error;
   if (decomposition.dims() != dims)
     error = "the decomposition has " + std::to_string(decomposition.dims()) +
@@ -21,12 +21,9 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
   // A stencil that differs between ranks would pair mismatched blocks.
   iso::agree_on_errors(decomposition.comm(), where, error, stencil.hash(), "the stencils (offsets or weights)");
 
-  GridShape shape;
-  const iso::HaloWidths widths = stencil.halo_widths();
-  shape.ghost_lo = widths.lo;
-  shape.ghost_hi = widths.hi;
-  shape.directions = stencil.directions();
-  // The same test as iso::HaloExchange makes, made here from agreed figures
+  iso::HaloGeometry geometry = iso::stencil_geometry(stencil.offsets());
+  const iso::HaloWidths& widths = geometry.widths;
+  // The same test as iso::HaloPattern makes, made here from agreed figures
   // (the same error on every rank, no communication) and naming the stencil,
   // so a deck that cannot work fails when the grid is made.
   std::vector<long> smallest_extent(static_cast<std::size_t>(dims));
@@ -34,7 +31,7 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
   if (const int j = iso::halo_misfit_dimension(widths, decomposition.process_dims(), decomposition.periodic(),
                                                smallest_extent);
       j >= 0) {
-    const int width = std::max(shape.ghost_lo[j], shape.ghost_hi[j]);
+    const int width = std::max(widths.lo[j], widths.hi[j]);
     const long smallest = smallest_extent[static_cast<std::size_t>(j)];
     throw iso::Error(
           std::string(where) + ": dimension " + std::to_string(j) + ": halo width " +
@@ -46,7 +43,21 @@ GridShape derive_grid_shape(const char* where, const Decomposition& decompositio
           (decomposition.process_dims()[j] == 1 ? ", periodic" : "") +
           "); use fewer processes in this dimension, a larger grid or a narrower stencil");
   }
-  return shape;
+  return geometry;
+}
+
+std::shared_ptr<const HaloPattern> HaloPatterns::get(const Decomposition& decomposition,
+                                                     const std::vector<int>& interior,
+                                                     const iso::HaloGeometry& geometry,
+                                                     const std::vector<long>& global_offset,
+                                                     const HaloOptions& options) {
+  for (const auto& [made_with, pattern] : made_)
+    if (made_with.algorithm == options.algorithm && made_with.verify == options.verify)
+      return pattern;
+  auto pattern = std::make_shared<const HaloPattern>(decomposition.comm(), interior, geometry,
+                                                     global_offset, options);
+  made_.emplace_back(options, pattern);
+  return pattern;
 }
 
 iso::HaloValidation compare_cells(const Decomposition& decomposition, const char* where,

@@ -7,14 +7,13 @@
 namespace isostencil::core {
 
 HaloExchange::HaloExchange(std::shared_ptr<const Decomposition> decomposition,
-                           iso::ArrayLayout layout, const iso::OffsetList& directions,
+                           std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element,
                            std::vector<void*> fields, std::vector<std::any> keep_alive,
-                           bool host_accessible, const HaloOptions& options)
+                           bool host_accessible)
     : decomposition_(std::move(decomposition)),
       keep_alive_(std::move(keep_alive)),
       host_accessible_(host_accessible),
-      exchange_(decomposition_->comm(), std::move(layout), directions, std::move(fields), options) {
-}
+      exchange_(std::move(pattern), element, std::move(fields)) {}
 
 void HaloExchange::start() {
   // Device kernels may still be writing the interior; MPI must see their results.

@@ -109,18 +109,18 @@ Stencil Stencil::with_weights(std::vector<double> weights) const {
 
 int Stencil::radius() const {
   if (size() == 0) return 0;
-  const iso::HaloWidths widths = halo_widths();
+  const iso::HaloWidths widths = geometry().widths;
   return std::max(*std::max_element(widths.lo.begin(), widths.lo.end()),
                   *std::max_element(widths.hi.begin(), widths.hi.end()));
 }
 
 std::string Stencil::describe() const {
   if (size() == 0 && dims() == 0) return name_ + ": no offsets";
-  const iso::HaloWidths widths = halo_widths();
+  const iso::HaloGeometry halo = geometry();
   std::ostringstream text;
   text << name_ << ": " << size() << " offsets" << (has_weights() ? " (weighted)" : "")
-       << ", halo lo " << list(widths.lo) << " hi " << list(widths.hi) << ", "
-       << directions().size() << " directions";
+       << ", halo lo " << list(halo.widths.lo) << " hi " << list(halo.widths.hi) << ", "
+       << halo.directions.size() << " directions";
   return text.str();
 }
 

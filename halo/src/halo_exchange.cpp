@@ -21,25 +21,30 @@ int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& proc
   return -1;
 }
 
-HaloWidths stencil_halo_widths(const OffsetList& stencil) {
-  HaloWidths widths;
-  widths.lo.assign(stencil.dims(), 0);
-  widths.hi.assign(stencil.dims(), 0);
-  for (int i = 0; i < stencil.size(); ++i)
-    for (int j = 0; j < stencil.dims(); ++j) {
-      widths.lo[j] = std::max(widths.lo[j], -stencil[i][j]);
-      widths.hi[j] = std::max(widths.hi[j], stencil[i][j]);
-    }
-  return widths;
+HaloGeometry HaloGeometry::of(HaloWidths widths, OffsetList directions) {
+  HaloGeometry geometry;
+  const int d = directions.dims() > 0 ? directions.dims() : std::max(1, static_cast<int>(widths.lo.size()));
+  std::vector<int> offsets;
+  offsets.reserve(directions.flat().size());
+  for (int c : directions.flat()) offsets.push_back(-c);
+  geometry.neighborhood = OffsetList(d, std::move(offsets));
+  geometry.widths = std::move(widths);
+  geometry.directions = std::move(directions);
+  return geometry;
 }
 
-OffsetList stencil_directions(const OffsetList& stencil) {
+HaloGeometry stencil_geometry(const OffsetList& stencil) {
   const int d = stencil.dims();
+  HaloWidths widths;
+  widths.lo.assign(d, 0);
+  widths.hi.assign(d, 0);
   std::set<std::vector<int>> directions;
   for (int i = 0; i < stencil.size(); ++i) {
     std::vector<int> sign(d);
     std::vector<int> nonzero;
     for (int j = 0; j < d; ++j) {
+      widths.lo[j] = std::max(widths.lo[j], -stencil[i][j]);
+      widths.hi[j] = std::max(widths.hi[j], stencil[i][j]);
       sign[j] = (stencil[i][j] > 0) - (stencil[i][j] < 0);
       if (sign[j] != 0) nonzero.push_back(j);
     }
@@ -54,7 +59,7 @@ OffsetList stencil_directions(const OffsetList& stencil) {
   }
   std::vector<int> flat;
   for (const auto& e : directions) flat.insert(flat.end(), e.begin(), e.end());
-  return OffsetList(std::max(d, 1), std::move(flat));
+  return HaloGeometry::of(std::move(widths), OffsetList(std::max(d, 1), std::move(flat)));
 }
 
 std::vector<int> ArrayLayout::extent() const {
@@ -71,28 +76,25 @@ std::string describe(const std::vector<int>& v) {
   return out + ")";
 }
 
-std::string check_layout(const ArrayLayout& layout, int cart_dims, const OffsetList& directions,
-                         const std::vector<void*>& fields) {
-  const int d = layout.dims();
+// The pattern's part of the checks: the geometry against the communicator.
+std::string check_pattern(const std::vector<int>& interior, const HaloGeometry& geometry,
+                          const std::vector<long>& global_offset, int cart_dims) {
+  const int d = static_cast<int>(interior.size());
   if (d != cart_dims)
     return "the array has " + std::to_string(d) + " dimensions but the Cartesian communicator has " +
            std::to_string(cart_dims);
-  if (static_cast<int>(layout.ghost_lo.size()) != d || static_cast<int>(layout.ghost_hi.size()) != d)
+  const HaloWidths& widths = geometry.widths;
+  if (static_cast<int>(widths.lo.size()) != d || static_cast<int>(widths.hi.size()) != d)
     return "ghost widths need one entry per dimension";
-  if (!layout.global_offset.empty() && static_cast<int>(layout.global_offset.size()) != d)
+  if (!global_offset.empty() && static_cast<int>(global_offset.size()) != d)
     return "global_offset needs one entry per dimension";
   for (int j = 0; j < d; ++j) {
-    if (layout.interior[j] < 1)
-      return "interior extent " + std::to_string(layout.interior[j]) + " in dimension " + std::to_string(j) +
+    if (interior[j] < 1)
+      return "interior extent " + std::to_string(interior[j]) + " in dimension " + std::to_string(j) +
              " (every process needs at least one cell)";
-    if (layout.ghost_lo[j] < 0 || layout.ghost_hi[j] < 0) return "negative ghost width in dimension " + std::to_string(j);
+    if (widths.lo[j] < 0 || widths.hi[j] < 0) return "negative ghost width in dimension " + std::to_string(j);
   }
-  if (layout.element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
-  MPI_Aint lb = 0, extent = 0;
-  int size = 0;
-  ISO_MPI_CHECK(MPI_Type_get_extent(layout.element, &lb, &extent));
-  ISO_MPI_CHECK(MPI_Type_size(layout.element, &size));
-  if (lb != 0 || extent != size) return "the element type must be contiguous (lower bound 0, extent == size)";
+  const OffsetList& directions = geometry.directions;
   if (directions.size() > 0 && directions.dims() != d)
     return "directions have " + std::to_string(directions.dims()) + " coordinates, the array " + std::to_string(d);
   for (int i = 0; i < directions.size(); ++i) {
@@ -104,6 +106,17 @@ std::string check_layout(const ArrayLayout& layout, int cart_dims, const OffsetL
     }
     if (zero) return "direction " + std::to_string(i) + " is the zero vector";
   }
+  return {};
+}
+
+// The exchange's part: the element type and the fields bound.
+std::string check_binding(MPI_Datatype element, const std::vector<void*>& fields) {
+  if (element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
+  MPI_Aint lb = 0, extent = 0;
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Type_get_extent(element, &lb, &extent));
+  ISO_MPI_CHECK(MPI_Type_size(element, &size));
+  if (lb != 0 || extent != size) return "the element type must be contiguous (lower bound 0, extent == size)";
   if (fields.empty()) return "no fields to exchange";
   for (std::size_t f = 0; f < fields.size(); ++f)
     if (!fields[f]) return "field " + std::to_string(f) + " is a null pointer";
@@ -152,37 +165,6 @@ std::string compare_cells(const ArrayLayout& layout, const void* first, const vo
   return {};
 }
 
-HaloExchange::Region HaloExchange::recv_region(int block) const {
-  // Ghost region of direction e = -v = directions_[block].
-  Region region;
-  for (int j = 0; j < layout_.dims(); ++j) {
-    const int e = directions_[block][j];
-    const int n = layout_.interior[j], lo = layout_.ghost_lo[j], hi = layout_.ghost_hi[j];
-    region.start.push_back(e < 0 ? 0 : e == 0 ? lo : lo + n);
-    region.size.push_back(e < 0 ? lo : e == 0 ? n : hi);
-  }
-  return region;
-}
-
-HaloExchange::Region HaloExchange::send_region(int block) const {
-  // The process x - e reads my cells as its direction e: my interior slab on
-  // the side facing it, as wide as its ghost layer there.
-  Region region;
-  for (int j = 0; j < layout_.dims(); ++j) {
-    const int e = directions_[block][j];
-    const int n = layout_.interior[j], lo = layout_.ghost_lo[j], hi = layout_.ghost_hi[j];
-    region.start.push_back(e < 0 ? n : lo);
-    region.size.push_back(e < 0 ? lo : e == 0 ? n : hi);
-  }
-  return region;
-}
-
-long HaloExchange::region_bytes(const Region& region) const {
-  long cells = 1;
-  for (int s : region.size) cells *= s;
-  return cells * element_size_;
-}
-
 namespace {
 
 // Visits the contiguous runs (last dimension) of a box in a row-major array.
@@ -209,60 +191,130 @@ void for_each_run(const std::vector<int>& extent, const std::vector<int>& start,
 
 }  // namespace
 
-void HaloExchange::pack(const char* field, const Region& region, char* out) const {
-  for_each_run(layout_.extent(), region.start, region.size, element_size_, [&](long offset, long bytes) {
+void HaloExchange::pack(const char* field, const HaloPattern::Block& block, char* out) const {
+  for_each_run(layout_.extent(), block.start, block.size, element_size_, [&](long offset, long bytes) {
     std::memcpy(out, field + offset, static_cast<std::size_t>(bytes));
     out += bytes;
   });
 }
 
-void HaloExchange::unpack(const char* in, const Region& region, char* field) const {
-  for_each_run(layout_.extent(), region.start, region.size, element_size_, [&](long offset, long bytes) {
+void HaloExchange::unpack(const char* in, const HaloPattern::Block& block, char* field) const {
+  for_each_run(layout_.extent(), block.start, block.size, element_size_, [&](long offset, long bytes) {
     std::memcpy(field + offset, in, static_cast<std::size_t>(bytes));
     in += bytes;
   });
 }
 
-HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& directions, std::vector<void*> fields,
-                           const HaloOptions& options)
-    : layout_(std::move(layout)), directions_(directions), fields_(std::move(fields)) {
-  const char* where = "iso::HaloExchange";
+long HaloPattern::Block::cells() const {
+  long cells = 1;
+  for (int s : size) cells *= s;
+  return cells;
+}
+
+HaloPattern::HaloPattern(MPI_Comm cart, std::vector<int> interior, HaloGeometry geometry,
+                         std::vector<long> global_offset, const HaloOptions& options)
+    : HaloPattern("iso::HaloPattern", cart, std::move(interior), std::move(geometry), std::move(global_offset),
+                  options) {}
+
+HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> interior, HaloGeometry geometry,
+                         std::vector<long> global_offset, const HaloOptions& options)
+    : interior_(std::move(interior)),
+      geometry_(std::move(geometry)),
+      global_offset_(std::move(global_offset)),
+      options_(options) {
   int topology = MPI_UNDEFINED, cart_dims = 0;
   ISO_MPI_CHECK(MPI_Topo_test(cart, &topology));
   if (topology != MPI_CART) throw Error(std::string(where) + ": the communicator has no Cartesian topology");
   ISO_MPI_CHECK(MPI_Cartdim_get(cart, &cart_dims));
-  if (layout_.global_offset.empty()) layout_.global_offset.assign(layout_.dims(), 0);
-  std::string error = check_layout(layout_, cart_dims, directions_, fields_);
+  std::string error = check_pattern(interior_, geometry_, global_offset_, cart_dims);
   agree_on_errors(cart, where, error);
-  ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
+  const int d = dims();
+  if (global_offset_.empty()) global_offset_.assign(d, 0);
 
   // A ghost layer wider than a neighbor's subdomain would need data from
   // beyond that neighbor; reject it naming the dimension.
-  const int d = layout_.dims();
-  std::vector<int> dims(d), periods(d), coords(d);
-  ISO_MPI_CHECK(MPI_Cart_get(cart, d, dims.data(), periods.data(), coords.data()));
-  std::vector<int> smallest(layout_.interior);
+  std::vector<int> process_dims(d), periods(d), coords(d);
+  ISO_MPI_CHECK(MPI_Cart_get(cart, d, process_dims.data(), periods.data(), coords.data()));
+  std::vector<int> smallest(interior_);
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, smallest.data(), d, MPI_INT, MPI_MIN, cart));
-  const int misfit = halo_misfit_dimension(HaloWidths{layout_.ghost_lo, layout_.ghost_hi}, dims,
-                                           std::vector<bool>(periods.begin(), periods.end()),
+  const HaloWidths& widths = geometry_.widths;
+  const int misfit = halo_misfit_dimension(widths, process_dims, std::vector<bool>(periods.begin(), periods.end()),
                                            std::vector<long>(smallest.begin(), smallest.end()));
-  if (error.empty() && misfit >= 0) {
+  if (misfit >= 0) {
     const auto j = static_cast<std::size_t>(misfit);
-    error = "dimension " + std::to_string(j) + ": halo width " +
-            std::to_string(std::max(layout_.ghost_lo[j], layout_.ghost_hi[j])) +
-            " is wider than the smallest local extent " + std::to_string(smallest[j]) +
-            " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower stencil";
+    throw Error(std::string(where) + ": dimension " + std::to_string(j) + ": halo width " +
+                std::to_string(std::max(widths.lo[j], widths.hi[j])) + " is wider than the smallest local extent " +
+                std::to_string(smallest[j]) +
+                " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower "
+                "stencil");
   }
-  if (!error.empty()) throw Error(std::string(where) + ": " + error);
 
-  // Block i goes to x + v_i with v_i = -e_i: the process reading it as e_i.
-  std::vector<int> offsets;
-  for (int i = 0; i < directions_.size(); ++i)
-    for (int j = 0; j < d; ++j) offsets.push_back(-directions_[i][j]);
-  neighborhood_ = std::make_unique<Neighborhood>(cart, OffsetList(d, std::move(offsets)),
-                                                 NeighborhoodOptions{options.verify});
+  // No directions: an empty neighborhood of the array's dimension.
+  if (geometry_.directions.size() == 0 && geometry_.neighborhood.dims() != d)
+    geometry_.neighborhood = OffsetList(d, {});
+  neighborhood_ = std::make_unique<Neighborhood>(cart, geometry_.neighborhood, NeighborhoodOptions{options_.verify});
 
-  const int s = directions_.size();
+  const OffsetList& directions = geometry_.directions;
+  for (int i = 0; i < directions.size(); ++i) {
+    // Received: my ghost slab in direction e. Sent: the process x - e reads
+    // my cells as its direction e: my interior slab on the side facing it,
+    // as wide as its ghost layer there.
+    Block recv, send;
+    for (int j = 0; j < d; ++j) {
+      const int e = directions[i][j];
+      const int n = interior_[j], lo = widths.lo[j], hi = widths.hi[j];
+      const int size = e < 0 ? lo : e == 0 ? n : hi;
+      recv.start.push_back(e < 0 ? 0 : e == 0 ? lo : lo + n);
+      send.start.push_back(e < 0 ? n : lo);
+      recv.size.push_back(size);
+      send.size.push_back(size);
+    }
+    recv_blocks_.push_back(std::move(recv));
+    send_blocks_.push_back(std::move(send));
+  }
+  MPI_Comm naive = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
+  naive_comm_ = Comm(naive);
+}
+
+HaloPattern::~HaloPattern() = default;
+
+ArrayLayout HaloPattern::layout(MPI_Datatype element) const {
+  ArrayLayout layout;
+  layout.interior = interior_;
+  layout.ghost_lo = geometry_.widths.lo;
+  layout.ghost_hi = geometry_.widths.hi;
+  layout.global_offset = global_offset_;
+  layout.element = element;
+  return layout;
+}
+
+HaloExchange::HaloExchange(std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element,
+                           std::vector<void*> fields)
+    : pattern_(std::move(pattern)), fields_(std::move(fields)) {
+  if (!pattern_) throw Error("iso::HaloExchange: no pattern");
+  layout_ = pattern_->layout(element);
+  bind("iso::HaloExchange");
+}
+
+HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& directions, std::vector<void*> fields,
+                           const HaloOptions& options)
+    : pattern_(new HaloPattern("iso::HaloExchange", cart, layout.interior,
+                               HaloGeometry::of(HaloWidths{layout.ghost_lo, layout.ghost_hi}, directions),
+                               layout.global_offset, options)),
+      fields_(std::move(fields)) {
+  layout_ = pattern_->layout(layout.element);
+  bind("iso::HaloExchange");
+}
+
+void HaloExchange::bind(const char* where) {
+  const HaloPattern& pattern = *pattern_;
+  const std::string error = check_binding(layout_.element, fields_);
+  agree_on_errors(pattern.neighborhood().comm(), where, error);
+  ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
+
+  const int d = layout_.dims();
+  const int s = pattern.directions().size();
   const int nfields = static_cast<int>(fields_.size());
   const std::vector<int> extent = layout_.extent();
   std::vector<int> counts(s, 1);
@@ -272,14 +324,14 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   for (int f = 0; f < nfields; ++f) ISO_MPI_CHECK(MPI_Get_address(fields_[f], &addresses[f]));
   // Every type is owned by types_ from its creation on, so a failure below
   // frees all of them (a throwing constructor runs no destructor).
-  auto block_type = [&](const Region& region) {
+  auto block_type = [&](const HaloPattern::Block& block) {
     types_.reserve(types_.size() + 1);
     MPI_Datatype type = MPI_DATATYPE_NULL;
-    if (region_bytes(region) == 0) {
+    if (block_bytes(block) == 0) {
       ISO_MPI_CHECK(MPI_Type_contiguous(0, MPI_BYTE, &type));
     } else {
       MPI_Datatype box = MPI_DATATYPE_NULL;
-      ISO_MPI_CHECK(MPI_Type_create_subarray(d, extent.data(), region.size.data(), region.start.data(), MPI_ORDER_C,
+      ISO_MPI_CHECK(MPI_Type_create_subarray(d, extent.data(), block.size.data(), block.start.data(), MPI_ORDER_C,
                                              layout_.element, &box));
       std::vector<int> ones(nfields, 1);
       std::vector<MPI_Datatype> boxes(nfields, box);
@@ -293,15 +345,12 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   };
   try {
     for (int i = 0; i < s; ++i) {
-      send_types[i] = block_type(send_region(i));
-      recv_types[i] = block_type(recv_region(i));
+      send_types[i] = block_type(pattern.send_block(i));
+      recv_types[i] = block_type(pattern.recv_block(i));
     }
-    operation_ = alltoallw_init(*neighborhood_, MPI_BOTTOM, counts.data(), displacements.data(), send_types.data(),
-                                MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
-                                OperationOptions{options.algorithm, false});
-    MPI_Comm naive = MPI_COMM_NULL;
-    ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
-    naive_comm_ = Comm(naive);
+    operation_ = alltoallw_init(pattern.neighborhood(), MPI_BOTTOM, counts.data(), displacements.data(),
+                                send_types.data(), MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
+                                OperationOptions{pattern.options().algorithm, false});
   } catch (...) {
     operation_ = Operation();
     for (MPI_Datatype& type : types_) MPI_Type_free(&type);
@@ -314,13 +363,11 @@ HaloExchange::HaloExchange(HaloExchange&&) noexcept = default;
 // Swapped, so the exchange this one held is released by `other`'s destructor
 // (its block types included, which a member-wise move would drop).
 HaloExchange& HaloExchange::operator=(HaloExchange&& other) noexcept {
+  std::swap(pattern_, other.pattern_);
   std::swap(layout_, other.layout_);
-  std::swap(directions_, other.directions_);
   std::swap(fields_, other.fields_);
-  std::swap(neighborhood_, other.neighborhood_);
   std::swap(types_, other.types_);
   std::swap(operation_, other.operation_);
-  std::swap(naive_comm_, other.naive_comm_);
   std::swap(element_size_, other.element_size_);
   return *this;
 }
@@ -334,36 +381,36 @@ HaloExchange::~HaloExchange() {
 }
 
 void HaloExchange::run_naive() {
-  const int s = directions_.size();
+  const int s = pattern_->directions().size();
   const int nfields = static_cast<int>(fields_.size());
   std::vector<std::vector<char>> incoming(s), outgoing(s);
   std::vector<MPI_Request> requests;
   for (int i = 0; i < s; ++i) {
-    const int source = neighborhood_->source_rank(i);
-    const long bytes = region_bytes(recv_region(i)) * nfields;
+    const int source = pattern_->neighborhood().source_rank(i);
+    const long bytes = block_bytes(pattern_->recv_block(i)) * nfields;
     if (source < 0 || bytes == 0) continue;
     incoming[i].resize(static_cast<std::size_t>(bytes));
     requests.emplace_back();
-    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, naive_comm_.get(),
+    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, pattern_->naive_comm(),
                             &requests.back()));
   }
   for (int i = 0; i < s; ++i) {
-    const int target = neighborhood_->target_rank(i);
-    const Region region = send_region(i);
-    const long bytes = region_bytes(region);
+    const int target = pattern_->neighborhood().target_rank(i);
+    const HaloPattern::Block& block = pattern_->send_block(i);
+    const long bytes = block_bytes(block);
     if (target < 0 || bytes == 0) continue;
     outgoing[i].resize(static_cast<std::size_t>(bytes * nfields));
-    for (int f = 0; f < nfields; ++f) pack(static_cast<const char*>(fields_[f]), region, outgoing[i].data() + f * bytes);
+    for (int f = 0; f < nfields; ++f) pack(static_cast<const char*>(fields_[f]), block, outgoing[i].data() + f * bytes);
     requests.emplace_back();
     ISO_MPI_CHECK(MPI_Isend(outgoing[i].data(), static_cast<int>(bytes * nfields), MPI_BYTE, target, i,
-                            naive_comm_.get(), &requests.back()));
+                            pattern_->naive_comm(), &requests.back()));
   }
   ISO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   for (int i = 0; i < s; ++i) {
     if (incoming[i].empty()) continue;
-    const Region region = recv_region(i);
-    const long bytes = region_bytes(region);
-    for (int f = 0; f < nfields; ++f) unpack(incoming[i].data() + f * bytes, region, static_cast<char*>(fields_[f]));
+    const HaloPattern::Block& block = pattern_->recv_block(i);
+    const long bytes = block_bytes(block);
+    for (int f = 0; f < nfields; ++f) unpack(incoming[i].data() + f * bytes, block, static_cast<char*>(fields_[f]));
   }
 }
 
@@ -396,7 +443,7 @@ HaloValidation HaloExchange::validate() {
   }
   for (int f = 0; f < nfields; ++f) std::memcpy(fields_[f], combined[f].data(), bytes);
   try {
-    agree_on_errors(neighborhood_->comm(), "halo validation", mismatch);
+    agree_on_errors(pattern_->neighborhood().comm(), "halo validation", mismatch);
   } catch (const Error& e) {
     result.ok = false;
     result.message = e.what();

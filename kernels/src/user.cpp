@@ -23,7 +23,8 @@ std::string check_shape_fits(const char* where, const core::Stencil& shape, int 
     return prefix + "has " + std::to_string(shape.dims()) + " dimensions, the grid " +
            std::to_string(dims);
   if (shape.size() == 0) return prefix + "declares no offsets";
-  const iso::HaloWidths widths = shape.halo_widths();
+  const iso::HaloGeometry geometry = shape.geometry();
+  const iso::HaloWidths& widths = geometry.widths;
   for (int j = 0; j < dims; ++j) {
     const auto jj = static_cast<std::size_t>(j);
     if (widths.lo[jj] > ghost_lo[jj] || widths.hi[jj] > ghost_hi[jj])
@@ -34,7 +35,7 @@ std::string check_shape_fits(const char* where, const core::Stencil& shape, int 
   }
   // A read of ghost cells in a direction the grid does not exchange would see
   // stale values: every direction the shape reads must be exchanged.
-  const iso::OffsetList needed = shape.directions();
+  const iso::OffsetList& needed = geometry.directions;
   for (int i = 0; i < needed.size(); ++i) {
     bool exchanged = false;
     for (int g = 0; g < grid_directions.size() && !exchanged; ++g)

@@ -136,39 +136,39 @@ TEST(Decomposition, ArgumentsThatDifferBetweenRanksAreAnError) {
 TEST(Stencil, NamedShapes) {
   const Stencil star = Stencil::star(3, 1);
   EXPECT_EQ(star.size(), 7);
-  EXPECT_EQ(star.directions().size(), 6);
-  EXPECT_EQ(star.halo_widths().lo, (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(star.geometry().directions.size(), 6);
+  EXPECT_EQ(star.geometry().widths.lo, (std::vector<int>{1, 1, 1}));
   EXPECT_EQ(star.describe(), "star(d=3, r=1): 7 offsets, halo lo (1,1,1) hi (1,1,1), 6 directions");
 
   const Stencil box2 = Stencil::box(2, 1);
   EXPECT_EQ(box2.size(), 9);
-  EXPECT_EQ(box2.directions().size(), 8);
+  EXPECT_EQ(box2.geometry().directions.size(), 8);
   const Stencil box3 = Stencil::box(3, 1);
   EXPECT_EQ(box3.size(), 27);
-  EXPECT_EQ(box3.directions().size(), 26);
+  EXPECT_EQ(box3.geometry().directions.size(), 26);
   EXPECT_EQ(Stencil::box(2, 3).size(), 49);
-  EXPECT_EQ(Stencil::box(2, 3).directions().size(), 8);
+  EXPECT_EQ(Stencil::box(2, 3).geometry().directions.size(), 8);
   EXPECT_EQ(Stencil::star(2, 3).size(), 13);
   EXPECT_EQ(Stencil::star(2, 3).radius(), 3);
 
   // Upwind box on the low side: (0,0), (-1,0), (0,-1), (-1,-1); reads the corner.
   const Stencil upwind = Stencil::upwind(2, 1, {-1, -1});
   EXPECT_EQ(upwind.size(), 4);
-  EXPECT_EQ(upwind.halo_widths().lo, (std::vector<int>{1, 1}));
-  EXPECT_EQ(upwind.halo_widths().hi, (std::vector<int>{0, 0}));
-  EXPECT_EQ(upwind.directions(), iso::OffsetList::parse("-1,-1;-1,0;0,-1"));
+  EXPECT_EQ(upwind.geometry().widths.lo, (std::vector<int>{1, 1}));
+  EXPECT_EQ(upwind.geometry().widths.hi, (std::vector<int>{0, 0}));
+  EXPECT_EQ(upwind.geometry().directions, iso::OffsetList::parse("-1,-1;-1,0;0,-1"));
   // One-sided star: no corner.
   const Stencil one_sided = Stencil::one_sided_star(2, 2, {-1, -1});
   EXPECT_EQ(one_sided.size(), 5);
-  EXPECT_EQ(one_sided.halo_widths().lo, (std::vector<int>{2, 2}));
-  EXPECT_EQ(one_sided.halo_widths().hi, (std::vector<int>{0, 0}));
-  EXPECT_EQ(one_sided.directions(), iso::OffsetList::parse("-1,0;0,-1"));
+  EXPECT_EQ(one_sided.geometry().widths.lo, (std::vector<int>{2, 2}));
+  EXPECT_EQ(one_sided.geometry().widths.hi, (std::vector<int>{0, 0}));
+  EXPECT_EQ(one_sided.geometry().directions, iso::OffsetList::parse("-1,0;0,-1"));
   // Sign 0 leaves a dimension central.
   const Stencil mixed = Stencil::upwind(2, 1, {1, 0});
   EXPECT_EQ(mixed.size(), 6);
-  EXPECT_EQ(mixed.halo_widths().lo, (std::vector<int>{0, 1}));
-  EXPECT_EQ(mixed.halo_widths().hi, (std::vector<int>{1, 1}));
-  EXPECT_EQ(mixed.directions().size(), 5);  // (0,±1), (1,0), (1,±1)
+  EXPECT_EQ(mixed.geometry().widths.lo, (std::vector<int>{0, 1}));
+  EXPECT_EQ(mixed.geometry().widths.hi, (std::vector<int>{1, 1}));
+  EXPECT_EQ(mixed.geometry().directions.size(), 5);  // (0,±1), (1,0), (1,±1)
 
   EXPECT_NE(Stencil::star(1, 0).describe().find("0 directions"), std::string::npos);
   EXPECT_THROW(Stencil::star(0, 1), iso::Error);
@@ -183,9 +183,9 @@ TEST(Stencil, WeightsAndCustomOffsets) {
   EXPECT_NE(laplace.describe().find("(weighted)"), std::string::npos);
   EXPECT_THROW(Stencil::star(2, 1).with_weights({1, 2}), iso::Error);
   const Stencil custom(iso::OffsetList::parse("0,0;2,0;0,-3"), {}, "sparse");
-  EXPECT_EQ(custom.halo_widths().lo, (std::vector<int>{0, 3}));
-  EXPECT_EQ(custom.halo_widths().hi, (std::vector<int>{2, 0}));
-  EXPECT_EQ(custom.directions(), iso::OffsetList::parse("0,-1;1,0"));
+  EXPECT_EQ(custom.geometry().widths.lo, (std::vector<int>{0, 3}));
+  EXPECT_EQ(custom.geometry().widths.hi, (std::vector<int>{2, 0}));
+  EXPECT_EQ(custom.geometry().directions, iso::OffsetList::parse("0,-1;1,0"));
   EXPECT_NE(laplace.hash(), Stencil::star(2, 1).hash());
 }
 

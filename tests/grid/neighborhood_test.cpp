@@ -316,8 +316,8 @@ TEST(GridNeighborhood, FiguresForTheNote) {
   char line[512];
   for (const Entry& entry : entries) {
     const int d = entry.stencil.dims();
-    const iso::HaloWidths widths = entry.stencil.halo_widths();
-    const iso::OffsetList directions = entry.stencil.directions();
+    const iso::HaloWidths widths = entry.stencil.geometry().widths;
+    const iso::OffsetList directions = entry.stencil.geometry().directions;
     std::vector<int> flat;
     for (int i = 0; i < directions.size(); ++i)
       for (int j = 0; j < d; ++j)

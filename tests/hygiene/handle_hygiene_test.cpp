@@ -330,7 +330,7 @@ TEST_F(HandleHygiene, HaloExchangesFreeTheirHandles) {
       a[static_cast<std::size_t>(i)] = world_rank() * 1000.0 + static_cast<double>(i);
       b[static_cast<std::size_t>(i)] = -a[static_cast<std::size_t>(i)];
     }
-    const iso::OffsetList directions = iso::stencil_directions(iso::OffsetList::moore(d, 1));
+    const iso::OffsetList directions = iso::stencil_geometry(iso::OffsetList::moore(d, 1)).directions;
     // Neighborhoods on a communicator share one duplicate of it, cached on it
     // and freed with it (one communicator and one attribute key, checked
     // against `start` below): made here, so that every exchange must give
@@ -487,7 +487,7 @@ TEST_F(HandleHygiene, FailedInitsLeaveNothing) {
       layout.ghost_lo = {3, 3};
       layout.ghost_hi = {3, 3};
       std::vector<double> field(64);
-      iso::HaloExchange halo(cart.get(), layout, iso::stencil_directions(iso::OffsetList::moore(2, 3)),
+      iso::HaloExchange halo(cart.get(), layout, iso::stencil_geometry(iso::OffsetList::moore(2, 3)).directions,
                              {field.data()});
     });
   }
@@ -560,7 +560,7 @@ TEST_F(HandleHygiene, InjectedFailuresInInitFreeWhatWasMade) {
       each_failure(std::string("halo exchange, ") + iso::to_string(algorithm), [&] {
         iso::HaloOptions options;
         options.algorithm = algorithm;
-        iso::HaloExchange halo(cart.get(), layout, iso::stencil_directions(iso::OffsetList::moore(2, 1)),
+        iso::HaloExchange halo(cart.get(), layout, iso::stencil_geometry(iso::OffsetList::moore(2, 1)).directions,
                                {field.data(), other.data()}, options);
         halo.run();
       });

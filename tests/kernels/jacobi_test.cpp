@@ -71,8 +71,8 @@ TEST(JacobiWeights, StencilsHaveTheExpectedShapes) {
     const double box_sum = std::accumulate(box.weights().begin(), box.weights().end(), 0.0);
     EXPECT_NEAR(star_sum, 0.0, 1e-12);
     EXPECT_NEAR(box_sum, 0.0, 1e-12);
-    EXPECT_EQ(star.directions().size(), 2 * d);
-    EXPECT_EQ(box.directions().size(), static_cast<int>(std::pow(3, d)) - 1);
+    EXPECT_EQ(star.geometry().directions.size(), 2 * d);
+    EXPECT_EQ(box.geometry().directions.size(), static_cast<int>(std::pow(3, d)) - 1);
   }
   EXPECT_THROW(kernels::box_laplacian(7, 1.0), iso::Error);
   EXPECT_THROW(kernels::star_laplacian(2, 0.0), iso::Error);
@@ -471,6 +471,24 @@ TEST(Jacobi, PicksTheKernelFromTheWeights) {
   EXPECT_EQ(kernel_of(core::Stencil::box(3, 1).with_weights(weights)), "general");
   EXPECT_EQ(kernel_of(kernels::star_laplacian(3, 1.0).with_weights({-8, 1, 1, 1, 1, 2, 2})),
             "general");
+}
+
+TEST(Jacobi, ExposesTheExchangeThatRuns) {
+  core::Grid<2> grid(MPI_COMM_WORLD, {12, 10}, {true, false}, kernels::star_laplacian(2, 1.0));
+  kernels::JacobiOptions options;
+  options.halo.algorithm = iso::Algorithm::direct;
+  kernels::Jacobi<2> jacobi(grid, grid.make_field<double>("u"), {}, options);
+  // Both exchanges are bound to the grid's one pattern for these options.
+  EXPECT_EQ(&jacobi.halo().pattern(), grid.halo_pattern(options.halo).get());
+  EXPECT_EQ(jacobi.algorithm(), iso::Algorithm::direct);
+  const core::HaloExchange* first = &jacobi.halo();
+  EXPECT_EQ(jacobi.halo().layout().ghost_lo[0], 1);
+  jacobi.run(1);
+  // The next sweep reads the other iterate, through the other exchange.
+  EXPECT_NE(&jacobi.halo(), first);
+  EXPECT_EQ(&jacobi.halo().pattern(), &first->pattern());
+  const iso::HaloValidation validation = jacobi.halo().validate();
+  EXPECT_TRUE(validation.ok) << validation.message;
 }
 
 // ---------------------------------------------------------------------------

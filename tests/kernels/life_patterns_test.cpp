@@ -292,4 +292,19 @@ TEST(LifeApi, ErrorsAreTheSameOnEveryRank) {
   EXPECT_EQ(bounded.live_cells(), 0);
 }
 
+TEST(LifeHalo, ExposesTheExchangeThatRuns) {
+  LifeOptions options;
+  options.halo.algorithm = iso::Algorithm::linear;
+  Life<2> life(MPI_COMM_WORLD, {16, 12}, {true, true}, LifeRule::conway(), options);
+  EXPECT_EQ(&life.halo().pattern(), life.grid().halo_pattern(options.halo).get());
+  EXPECT_EQ(life.algorithm(), iso::Algorithm::linear);
+  const auto* first = &life.halo();
+  life.fill_random(3, 0.4);
+  life.step(1);
+  EXPECT_NE(&life.halo(), first);
+  EXPECT_EQ(&life.halo().pattern(), &first->pattern());
+  const iso::HaloValidation validation = life.halo().validate();
+  EXPECT_TRUE(validation.ok) << validation.message;
+}
+
 }  // namespace

@@ -1,6 +1,9 @@
 // Halo exchange of structured-grid arrays over isomorphic alltoallw, plus the
-// naive per-direction reference it is validated against. Plain pointers and
-// MPI datatypes only: the Kokkos grid in core/ hands in View data pointers.
+// naive per-direction reference it is validated against. The path is one
+// way: a stencil's offsets -> stencil_geometry (widths, directions,
+// neighborhood) -> HaloPattern (made once per grid) -> HaloExchange (fields
+// bound to a pattern). Plain pointers and MPI datatypes only: the Kokkos grid
+// in core/ hands in View data pointers.
 #pragma once
 
 #include "iso/collectives.hpp"
@@ -9,6 +12,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,9 +23,32 @@ struct HaloWidths {
   std::vector<int> lo;  ///< w_j^- = max(0, max_c -c_j)
   std::vector<int> hi;  ///< w_j^+ = max(0, max_c c_j)
 };
-HaloWidths stencil_halo_widths(const OffsetList& stencil);
 
-/// The one rule for halo widths, used by decks, the grid and HaloExchange: a
+/// What a stencil needs exchanged, computed once by stencil_geometry and
+/// handed on unchanged (stencil -> geometry -> HaloPattern):
+/// - widths: the ghost layers per dimension and side;
+/// - directions: the ghost directions e in {-1,0,1}^d read, the closure
+///   under zeroing of {sign(c)} minus 0, in lexicographic order (box stencils
+///   give all 3^d-1, star stencils the 2d faces, one-sided stencils an
+///   asymmetric subset);
+/// - neighborhood: v_i = -e_i, the isomorphic neighborhood: block i goes to
+///   x + v_i, the process that reads it as its direction e_i.
+struct HaloGeometry {
+  HaloWidths widths;
+  OffsetList directions;
+  OffsetList neighborhood;
+
+  int dims() const { return static_cast<int>(widths.lo.size()); }
+  /// The geometry of given widths and directions (a hand-made layout): adds
+  /// the neighborhood. The one place v = -e is formed.
+  static HaloGeometry of(HaloWidths widths, OffsetList directions);
+};
+
+/// The one stencil-geometry function: widths, directions and neighborhood
+/// of the offsets `stencil`. Pure.
+HaloGeometry stencil_geometry(const OffsetList& stencil);
+
+/// The one rule for halo widths, used by decks, the grid and HaloPattern: a
 /// dimension is exchanged when it has more than one process or is periodic
 /// (one periodic process is its own neighbor), and there the wider side of
 /// the halo must not exceed `smallest_extent[j]`, the smallest subdomain
@@ -29,11 +56,6 @@ HaloWidths stencil_halo_widths(const OffsetList& stencil);
 /// process. Returns the first dimension that breaks it, or -1. Pure.
 int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
                           const std::vector<bool>& periodic, const std::vector<long>& smallest_extent);
-
-/// Ghost directions e in {-1,0,1}^d a stencil reads: the closure under zeroing
-/// of {sign(c)}, minus 0, in lexicographic order. Box stencils give all 3^d-1,
-/// star stencils the 2d faces, one-sided stencils an asymmetric subset.
-OffsetList stencil_directions(const OffsetList& stencil);
 
 /// One local array with ghost layers, row-major (C order: the last index runs
 /// fastest, as Kokkos::LayoutRight). Extent j = ghost_lo[j] + interior[j] + ghost_hi[j].
@@ -69,12 +91,85 @@ struct HaloValidation {
   std::string message;      ///< the first mismatch over all ranks (empty when ok)
 };
 
-/// A persistent halo exchange of one or several fields with the same layout.
-/// Ghost region in direction e is received from x + e; the neighborhood holds
-/// v = -e for each direction. Non-periodic boundaries leave ghosts untouched.
-/// Collective over `cart`. Field memory must stay put while the exchange lives.
+/// The halo pattern of one process's subdomain: everything an exchange
+/// needs that does not depend on the fields (as Cabana Grid's halo pattern or
+/// GHEX's pattern): the neighborhood v = -e on the Cartesian communicator,
+/// the send and receive block of each direction in cells, and the options
+/// (requested algorithm, verification). Made once (collective over `cart`),
+/// shared by every exchange bound to it (HaloExchange), which then only adds
+/// datatypes and requests. The neighborhood keeps one schedule per algorithm,
+/// so exchanges of one pattern share them. Immutable after construction.
+///
+/// Threads: a pattern and its exchanges (and the progress engine behind
+/// them, see Operation) are used from the host thread only.
+class HaloPattern {
+public:
+  /// Cells [start, start + size) of a block in a field's local indices.
+  struct Block {
+    std::vector<int> start, size;
+    long cells() const;
+  };
+
+  /// Collective over `cart`. `interior`: this process's cells per dimension
+  /// (at least one each); `global_offset`: the global index of its first
+  /// interior cell (for reports; empty means zeros). Throws iso::Error, the
+  /// same on every rank, for a geometry that does not fit the communicator or
+  /// a halo wider than a neighbor's subdomain (the width rule above).
+  HaloPattern(MPI_Comm cart, std::vector<int> interior, HaloGeometry geometry,
+              std::vector<long> global_offset = {}, const HaloOptions& options = {});
+  HaloPattern(const HaloPattern&) = delete;
+  HaloPattern& operator=(const HaloPattern&) = delete;
+  ~HaloPattern();
+
+  int dims() const { return static_cast<int>(interior_.size()); }
+  const HaloGeometry& geometry() const { return geometry_; }
+  /// Ghost directions e; block i is direction i.
+  const OffsetList& directions() const { return geometry_.directions; }
+  const Neighborhood& neighborhood() const { return *neighborhood_; }
+  const HaloOptions& options() const { return options_; }
+  /// The layout of a field of this pattern with elements of type `element`.
+  ArrayLayout layout(MPI_Datatype element) const;
+  /// Block i as received: my ghost slab in direction e_i.
+  const Block& recv_block(int i) const { return recv_blocks_[static_cast<std::size_t>(i)]; }
+  /// Block i as sent: my interior slab that the process x - e_i reads as its
+  /// direction e_i, as wide as its ghost layer there.
+  const Block& send_block(int i) const { return send_blocks_[static_cast<std::size_t>(i)]; }
+  /// The communicator of the reference exchange (a duplicate of the
+  /// neighborhood's, so its messages never meet the collective's).
+  MPI_Comm naive_comm() const { return naive_comm_.get(); }
+
+private:
+  friend class HaloExchange;
+  HaloPattern(const char* where, MPI_Comm cart, std::vector<int> interior, HaloGeometry geometry,
+              std::vector<long> global_offset, const HaloOptions& options);
+
+  std::vector<int> interior_;
+  HaloGeometry geometry_;
+  std::vector<long> global_offset_;
+  HaloOptions options_;
+  std::unique_ptr<Neighborhood> neighborhood_;
+  std::vector<Block> send_blocks_, recv_blocks_;
+  Comm naive_comm_;
+};
+
+/// A persistent halo exchange of one or several fields bound to a pattern
+/// (many fields and exchanges, one pattern). Ghost region in direction e is
+/// received from x + e. Non-periodic boundaries leave ghosts untouched.
+/// Field memory must stay put while the exchange lives.
+///
+/// Threads: start/test/wait/run (and the progress engine they drive) are
+/// called from the host thread only; the execution space a device-aware
+/// exchange will be tied to attaches to the exchange, not to the pattern
+/// (core::HaloExchange carries it).
 class HaloExchange {
 public:
+  /// Binds `fields`, each a row-major array of `pattern->layout(element)`,
+  /// to the pattern. Collective over the pattern's communicator; the
+  /// algorithm is the pattern's (automatic is resolved here, from the bytes
+  /// these fields move).
+  HaloExchange(std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element, std::vector<void*> fields);
+  /// A one-off exchange with a pattern of its own, made from `layout` and the
+  /// ghost directions `directions`. Collective over `cart`.
   HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& directions, std::vector<void*> fields,
                const HaloOptions& options = {});
   HaloExchange(HaloExchange&&) noexcept;
@@ -92,29 +187,25 @@ public:
   /// cell bitwise (collective). The fields end with the isomorphic result.
   HaloValidation validate();
 
-  const Neighborhood& neighborhood() const { return *neighborhood_; }
+  const HaloPattern& pattern() const { return *pattern_; }
+  const std::shared_ptr<const HaloPattern>& shared_pattern() const { return pattern_; }
+  const Neighborhood& neighborhood() const { return pattern_->neighborhood(); }
   const Operation& operation() const { return operation_; }
   const ArrayLayout& layout() const { return layout_; }
-  const OffsetList& directions() const { return directions_; }
+  const OffsetList& directions() const { return pattern_->directions(); }
   Algorithm algorithm() const { return operation_.algorithm(); }
 
 private:
-  struct Region {
-    std::vector<int> start, size;
-  };
-  Region send_region(int block) const;
-  Region recv_region(int block) const;
-  void pack(const char* field, const Region& region, char* out) const;
-  void unpack(const char* in, const Region& region, char* field) const;
-  long region_bytes(const Region& region) const;
+  void bind(const char* where);
+  void pack(const char* field, const HaloPattern::Block& block, char* out) const;
+  void unpack(const char* in, const HaloPattern::Block& block, char* field) const;
+  long block_bytes(const HaloPattern::Block& block) const { return block.cells() * element_size_; }
 
+  std::shared_ptr<const HaloPattern> pattern_;
   ArrayLayout layout_;
-  OffsetList directions_;
   std::vector<void*> fields_;
-  std::unique_ptr<Neighborhood> neighborhood_;
   std::vector<MPI_Datatype> types_;  // owned block types
   Operation operation_;
-  Comm naive_comm_;
   int element_size_ = 0;
 };
 

@@ -1,8 +1,11 @@
-// A D-dimensional distributed grid: a Decomposition plus a Stencil, from which
-// it derives the ghost widths per dimension and side and the halo
-// neighborhood (the directions the stencil reads). Fields are Kokkos Views
-// with those ghost layers; halo_exchange() builds a persistent exchange of one
-// field or of a group of fields in one collective.
+// A D-dimensional distributed grid: a Decomposition plus a Stencil. The grid
+// computes the stencil's halo geometry once (iso::stencil_geometry: ghost
+// widths per dimension and side, ghost directions, neighborhood), makes its
+// halo pattern from it on first use (halo_pattern(): neighborhood, blocks,
+// options; one per distinct HaloOptions, shared by copies of the grid), and
+// binds fields to that pattern: halo_exchange() builds a persistent exchange
+// of one field or of a group of fields in one collective. Fields are Kokkos
+// Views with the geometry's ghost layers.
 //
 //   auto grid = isostencil::core::Grid<3>(MPI_COMM_WORLD, {64, 64, 64}, {true, true, true},
 //                                         isostencil::core::Stencil::star(3, 1));
@@ -36,16 +39,26 @@ namespace isostencil::core {
 
 namespace detail {
 
-struct GridShape {
-  std::vector<int> ghost_lo, ghost_hi;
-  iso::OffsetList directions;
-};
 /// Collective over the decomposition: checks that decomposition and stencil
 /// have `dims` dimensions, that every rank passes the same stencil, and that
 /// no halo is wider than a neighbor's subdomain (iso::Error naming the
-/// dimension, the width and the smallest local extent).
-GridShape derive_grid_shape(const char* where, const Decomposition& decomposition,
-                            const Stencil& stencil, int dims);
+/// dimension, the width and the smallest local extent); returns the
+/// stencil's halo geometry.
+iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
+                                const Stencil& stencil, int dims);
+/// The halo patterns of a grid and its copies, made on first use, one per
+/// distinct HaloOptions (creation is collective, as every exchange's).
+class HaloPatterns {
+public:
+  std::shared_ptr<const HaloPattern> get(const Decomposition& decomposition,
+                                         const std::vector<int>& interior,
+                                         const iso::HaloGeometry& geometry,
+                                         const std::vector<long>& global_offset,
+                                         const HaloOptions& options);
+
+private:
+  std::vector<std::pair<HaloOptions, std::shared_ptr<const HaloPattern>>> made_;
+};
 /// Collective: compares two arrays of `layout` bitwise (ghost cells, and the
 /// interior too when asked); the first mismatch over all ranks is reported as
 /// "rank R: ghost cell in direction (..), global index (..) (local (..)): ...".
@@ -67,13 +80,13 @@ public:
   /// pass the same stencil). Throws iso::Error, the same on every rank, when
   /// dimensions differ or a halo is wider than a neighbor's subdomain.
   Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil)
-      : decomposition_(std::move(decomposition)), stencil_(std::move(stencil)) {
-    const detail::GridShape shape =
-        detail::derive_grid_shape("isostencil::core::Grid", *decomposition_, stencil_, D);
-    directions_ = shape.directions;
+      : decomposition_(std::move(decomposition)),
+        stencil_(std::move(stencil)),
+        geometry_(detail::grid_geometry("isostencil::core::Grid", *decomposition_, stencil_, D)),
+        patterns_(std::make_shared<detail::HaloPatterns>()) {
     for (int j = 0; j < D; ++j) {
-      ghost_lo_[j] = shape.ghost_lo[j];
-      ghost_hi_[j] = shape.ghost_hi[j];
+      ghost_lo_[j] = geometry_.widths.lo[j];
+      ghost_hi_[j] = geometry_.widths.hi[j];
       interior_[j] = decomposition_->local_extent()[j];
       field_extent_[j] = ghost_lo_[j] + interior_[j] + ghost_hi_[j];
       global_extent_[j] = decomposition_->global_extent()[j];
@@ -108,8 +121,20 @@ public:
   const global_index& global_extent() const { return global_extent_; }
   /// Global index of the first interior cell.
   const global_index& global_offset() const { return global_offset_; }
+  /// The stencil's halo geometry, computed once: ghost widths, ghost
+  /// directions e and neighborhood v = -e.
+  const iso::HaloGeometry& geometry() const { return geometry_; }
   /// Ghost directions e the stencil reads (its halo neighborhood is -e).
-  const iso::OffsetList& directions() const { return directions_; }
+  const iso::OffsetList& directions() const { return geometry_.directions; }
+
+  /// The grid's halo pattern for `options`: made on the first call with
+  /// those options (collective over the grid's communicator, as every
+  /// exchange), then shared by every exchange of this grid and its copies.
+  std::shared_ptr<const HaloPattern> halo_pattern(const HaloOptions& options = {}) const {
+    return patterns_->get(*decomposition_, std::vector<int>(interior_.begin(), interior_.end()),
+                          geometry_,
+                          std::vector<long>(global_offset_.begin(), global_offset_.end()), options);
+  }
 
   /// Local indices [first, last) of the interior in `dim`.
   std::pair<int, int> interior_range(int dim) const {
@@ -198,8 +223,9 @@ public:
     return make_field_impl<T, Properties...>(name, std::make_index_sequence<D>{});
   }
 
-  /// A persistent halo exchange of one field (collective over the grid's
-  /// communicator). The exchange keeps the View's memory alive.
+  /// A persistent halo exchange of one field, bound to halo_pattern(options)
+  /// (collective over the grid's communicator). The exchange keeps the View's
+  /// memory alive.
   template <class View, class = std::enable_if_t<Kokkos::is_view<View>::value>>
   HaloExchange halo_exchange(const View& field, const HaloOptions& options = {}) const {
     return make_exchange(std::vector<View>{field}, options);
@@ -309,13 +335,14 @@ private:
           "implemented: use a host-accessible memory space";
 #endif
     iso::agree_on_errors(decomposition_->comm(), where, error);
-    return HaloExchange(decomposition_, layout(mpi_datatype<value_type>::get()), directions_,
-                        std::move(data), std::move(keep_alive), host_accessible, options);
+    return HaloExchange(decomposition_, halo_pattern(options), mpi_datatype<value_type>::get(),
+                        std::move(data), std::move(keep_alive), host_accessible);
   }
 
   std::shared_ptr<const Decomposition> decomposition_;
   Stencil stencil_;
-  iso::OffsetList directions_;
+  iso::HaloGeometry geometry_;
+  std::shared_ptr<detail::HaloPatterns> patterns_;  // shared by copies of the grid
   local_index interior_{}, ghost_lo_{}, ghost_hi_{}, field_extent_{};
   global_index global_extent_{}, global_offset_{};
 };

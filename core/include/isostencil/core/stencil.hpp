@@ -1,6 +1,7 @@
 // A stencil shape: the offsets a kernel reads around each cell (optionally
-// weighted). The grid derives its ghost widths and its halo neighborhood from
-// it (ARCHITECTURE.md, "Neighborhood from the stencil shape").
+// weighted). Offsets and weights only: the halo it needs (ghost widths,
+// directions, neighborhood) is iso::stencil_geometry of the offsets, which
+// the grid computes once and hands to its halo pattern.
 #pragma once
 
 #include "iso/geometry.hpp"
@@ -43,10 +44,10 @@ public:
   /// The same offsets with weights (one per offset).
   Stencil with_weights(std::vector<double> weights) const;
 
-  /// Farthest reach per dimension and side (iso::stencil_halo_widths).
-  iso::HaloWidths halo_widths() const { return iso::stencil_halo_widths(offsets_); }
-  /// Ghost directions read (iso::stencil_directions): the exchange's neighborhood.
-  iso::OffsetList directions() const { return iso::stencil_directions(offsets_); }
+  /// The halo the offsets need: ghost widths per dimension and side, ghost
+  /// directions read and the neighborhood (iso::stencil_geometry, computed on
+  /// each call; a grid keeps its own, Grid::geometry()).
+  iso::HaloGeometry geometry() const { return iso::stencil_geometry(offsets_); }
   /// Largest halo width over dimensions and sides.
   int radius() const;
 

@@ -1,8 +1,9 @@
 // Life-like cellular automata in 1 to 6 dimensions on the Moore neighborhood
 // (core::Stencil::box(D, 1)): rules in B/S notation, periodic (torus) or dead
 // boundaries, cells as bytes (0 dead, 1 alive), two fields swapped each
-// generation with one persistent halo exchange each, the update overlapped
-// with the exchange through apply_with_halo.
+// generation with one persistent halo exchange each (both bound to the grid's
+// halo pattern; halo() is the current one), the update overlapped with the
+// exchange through apply_with_halo.
 //
 //   auto rule = isostencil::kernels::LifeRule("B3/S23", 2);
 //   isostencil::kernels::Life<2> life(MPI_COMM_WORLD, {64, 64}, {true, true}, rule);
@@ -323,6 +324,12 @@ public:
   /// Kernel and exposed halo seconds summed over all steps on this rank.
   const UpdateTimes& times() const { return times_; }
   void reset_times() { times_ = UpdateTimes{}; }
+  /// The exchange the next generation runs: that of the current field (each
+  /// field has its own, both bound to the grid's halo pattern).
+  core::HaloExchange& halo() { return halos_[static_cast<std::size_t>(current_)]; }
+  const core::HaloExchange& halo() const { return halos_[static_cast<std::size_t>(current_)]; }
+  /// The algorithm the exchanges run (automatic resolved).
+  iso::Algorithm algorithm() const { return halo().algorithm(); }
 
   /// Advances `generations` generations (collective).
   UpdateTimes step(int generations = 1) {

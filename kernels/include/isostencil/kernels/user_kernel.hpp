@@ -365,7 +365,12 @@ public:
 
   const View& input() const { return fields_[current_]; }
   const View& output() const { return fields_[1 - current_]; }
+  /// The exchange of the input (the next apply() runs it); each field has
+  /// its own, both bound to the grid's halo pattern.
   core::HaloExchange& input_halo() { return halos_[current_]; }
+  const core::HaloExchange& halo() const { return halos_[current_]; }
+  /// The algorithm the exchanges run (automatic resolved).
+  iso::Algorithm algorithm() const { return halo().algorithm(); }
   const core::Stencil& shape() const { return shape_; }
   const core::Grid<D>& grid() const { return grid_; }
   /// Ghost directions exchanged (the grid's, derived from its stencil).

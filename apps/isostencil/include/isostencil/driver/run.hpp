@@ -10,8 +10,9 @@
 //   std::vector<std::string> fields() const;  // checkpointed field names
 //   kernels::UpdateTimes advance(long steps);
 //   Metric measure(long step);             // residual / live cells / mass
-//   iso::HaloValidation validate_halo();   // the current field, naive vs isomorphic
-//   std::string algorithm() const;         // what the exchange runs ("torus", ...)
+//   iso::HaloValidation validate_halo();   // the current field, naive vs isomorphic,
+//                                          // on the kernel's own exchange
+//   std::string algorithm() const;         // what the kernel's exchange runs ("torus", ...)
 //   double time(long step) const;          // simulated time of a step
 //   void write_fields(core::FieldSeries&);
 //   void write_state(core::CheckpointWriter&);
@@ -68,42 +69,6 @@ struct Check {
   std::string name;
   bool ok = true;
   std::string detail;
-};
-
-/// Halo exchanges for validation: one per field data pointer, made on first
-/// use with the kernel's options, so validate() runs on exactly the field the
-/// next sweep exchanges. The kernels keep their own exchanges private; these
-/// are built on the same grid, layout and options, and so make the same
-/// algorithm choice.
-template <int D>
-class HaloProbe {
-public:
-  HaloProbe(core::Grid<D> grid, core::HaloOptions options)
-      : grid_(std::move(grid)), options_(options) {}
-
-  template <class View>
-  core::HaloExchange& exchange_for(const View& field) {
-    const void* key = field.data();
-    auto found = exchanges_.find(key);
-    if (found == exchanges_.end()) {
-      View copy = field;
-      found = exchanges_.emplace(key, grid_.halo_exchange(copy, options_)).first;
-    }
-    return found->second;
-  }
-  template <class View>
-  iso::HaloValidation validate(const View& field) {
-    return exchange_for(field).validate();
-  }
-  template <class View>
-  std::string algorithm(const View& field) {
-    return iso::to_string(exchange_for(field).algorithm());
-  }
-
-private:
-  core::Grid<D> grid_;
-  core::HaloOptions options_;
-  std::map<const void*, core::HaloExchange> exchanges_;
 };
 
 /// Deterministic value in [0, 1) from a seed and a global cell index (the

@@ -1,0 +1,359 @@
+// The Jacobi sweep kernels: one update of every interior cell, optionally
+// with the residual of the iterate it reads, from an operator split by
+// analyze_operator (jacobi_operator.hpp). With diag = -w_0:
+//     u_new(x) = (f(x) + Σ_{c≠0} w_c u(x+c)) / diag
+// One of three kernels runs, chosen from the weights:
+//   "star"    offsets {0, ±e_j}, one neighbour weight w: s * (w/diag)
+//             [+ f * (1/diag)], s = the plain sum of the 2d neighbours in the
+//             order -e_0, +e_0, -e_1, ...
+//   "box"     offsets {-1,0,1}^d, weights by number of nonzero components:
+//             (Σ_{k>=1} w_k s_k [+ f]) * (1/diag), s_k = the sum of the
+//             neighbours with k nonzero components (lexicographic order)
+//   "general" anything else: (Σ_{c≠0} w_c u(x+c) [+ f]) * (1/diag), terms in
+//             stencil order, offsets and weights read from a small table.
+// The arithmetic per cell depends only on the cell's neighbours, so the result
+// is bitwise the same on any number of ranks, with or without overlap. On
+// host backends the star and box kernels run row by row (update.hpp) in loops
+// the compiler vectorizes at -O2; device backends run them cell by cell.
+//
+// Every kernel is a functor with operator()(Index<D>) (the update) and
+// operator()(Index<D>, ResidualSums&) (the update plus the residual r = f + L u
+// of the iterate read); both are written once (update_cell_at,
+// update_with_residual_at) over three members of the functor: neighbor_sum(p),
+// the sum its update and residual share; new_value(sum, f, k), the update from
+// that sum; residual_of(p, sum), L u at the cell.
+#pragma once
+
+#include "isostencil/kernels/jacobi_operator.hpp"
+#include "isostencil/kernels/jacobi_residual.hpp"
+#include "isostencil/kernels/sweep.hpp"
+#include "isostencil/kernels/update.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <utility>
+
+namespace isostencil::kernels::detail {
+
+/// The update of one cell: out(x) = sweep.new_value(sweep.neighbor_sum(in + x)).
+template <int D, class Sweep>
+KOKKOS_FORCEINLINE_FUNCTION void update_cell_at(const Sweep& sweep, const Index<D>& x) {
+  const std::ptrdiff_t at = linear_index<D>(x, sweep.stride);
+  const double sum = sweep.neighbor_sum(sweep.in + at);
+  sweep.out[at] = sweep.new_value(sum, sweep.source, at);
+}
+
+/// The update of one cell and, when `WithResidual`, the residual f + L u of
+/// the iterate it reads added to `norms`.
+template <int D, bool HasSource, bool WithResidual, class Sweep>
+KOKKOS_FORCEINLINE_FUNCTION void update_with_residual_at(const Sweep& sweep, const Index<D>& x,
+                                                         ResidualSums& norms) {
+  const std::ptrdiff_t at = linear_index<D>(x, sweep.stride);
+  const double* p = sweep.in + at;
+  const double sum = sweep.neighbor_sum(p);
+  double r = sweep.residual_of(p, sum);
+  if constexpr (HasSource) r += sweep.source[at];
+  sweep.out[at] = sweep.new_value(sum, sweep.source, at);
+  if constexpr (WithResidual) norms.add(r);
+}
+
+/// (sum [+ f[k]]) / diag: the update of the box and general kernels.
+template <bool HasSource>
+KOKKOS_FORCEINLINE_FUNCTION double divided_by_diag(const double sum, const double* f,
+                                                   const std::ptrdiff_t k,
+                                                   const double inverse_diag) {
+  if constexpr (HasSource)
+    return (sum + f[k]) * inverse_diag;
+  else
+    return sum * inverse_diag;
+}
+
+/// initial + Σ_t w_t p[offset_t], terms in order.
+KOKKOS_FORCEINLINE_FUNCTION double sum_of_terms(const Term* terms, const int num_terms,
+                                                const double* p, double initial) {
+  for (int t = 0; t < num_terms; ++t)
+    initial += terms[t].weight * p[terms[t].offset];
+  return initial;
+}
+
+/// Whether a row loop prefetches (see row_prefetch_distance): for fields
+/// whose planes are large enough to need it.
+template <int D>
+KOKKOS_FORCEINLINE_FUNCTION bool rows_prefetch(const std::ptrdiff_t (&s)[D]) {
+  return D > 1 && s[0] >= 2 * row_prefetch_distance;
+}
+
+/// One Jacobi update of cell x: the uniform star.
+template <int D, bool HasSource, bool WithResidual>
+struct StarSweep {
+  const double* in;
+  double* out;
+  const double* source;
+  Strides<D> stride;
+  double scale;            // w / diag
+  double inverse_diag;     // 1 / diag
+  double center_weight;    // w_0 (residual)
+  double neighbor_weight;  // w (residual)
+
+  /// Σ of the 2D neighbours in the order -e_0, +e_0, -e_1, ...; `S` is
+  /// Strides<D> or a plain array (which compilers keep in registers).
+  template <class S>
+  static KOKKOS_FORCEINLINE_FUNCTION double sum_of_neighbors(const double* p, const S& s) {
+    double sum = p[-s[0]];
+    sum += p[s[0]];
+    for (int j = 1; j < D; ++j) {
+      sum += p[-s[j]];
+      sum += p[s[j]];
+    }
+    return sum;
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION double value(const double sum, const double* f,
+                                                  const std::ptrdiff_t k, const double scale,
+                                                  const double inverse_diag) {
+    if constexpr (HasSource)
+      return sum * scale + f[k] * inverse_diag;
+    else
+      return sum * scale;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double neighbor_sum(const double* p) const {
+    return sum_of_neighbors(p, stride);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double new_value(double sum, const double* f,
+                                               std::ptrdiff_t k) const {
+    return value(sum, f, k, scale, inverse_diag);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double residual_of(const double* p, double sum) const {
+    return center_weight * p[0] + neighbor_weight * sum;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
+    update_cell_at<D>(*this, x);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
+    update_with_residual_at<D, HasSource, WithResidual>(*this, x, norms);
+  }
+  // A row as one loop over restrict parameters with the strides in a local
+  // array: the compiler can tell that the output aliases nothing it reads.
+  // (update_cell's own parameters must not be restrict: GCC 12 then gives
+  // up on the loop's data references.) Not inlined into row(): with the
+  // chunked_row lambda, GCC 12 vectorizes it only as a function of its own.
+  static KOKKOS_FORCEINLINE_FUNCTION void update_cell(const double* p, double* q, const double* f,
+                                                      const std::ptrdiff_t (&s)[D],
+                                                      const double scale, const double inverse_diag,
+                                                      const int k) {
+    q[k] = value(sum_of_neighbors(p + k, s), f, k, scale, inverse_diag);
+  }
+  static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const double* KOKKOS_RESTRICT p,
+                                                     double* KOKKOS_RESTRICT q,
+                                                     const double* KOKKOS_RESTRICT f,
+                                                     const Strides<D> stride, const double scale,
+                                                     const double inverse_diag, const int length) {
+    std::ptrdiff_t s[D];
+    for (int j = 0; j < D; ++j)
+      s[j] = stride[j];
+    // The leading stream is the plane ahead (+e_0); small fields stay in cache.
+    chunked_row(p, q, s[0] + row_prefetch_distance, rows_prefetch<D>(s), length,
+                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  update_cell(p, q, f, s, scale, inverse_diag, k);
+                });
+  }
+  /// The cells first, first + e_{D-1}, ... (length of them), as operator().
+  KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
+    const std::ptrdiff_t at = linear_index<D>(first, stride);
+    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, scale, inverse_diag,
+               length);
+  }
+};
+
+/// Offset number `o` (0 <= o < 3^D) of the radius-1 box in lexicographic
+/// order: its components (-1, 0, 1) and number of nonzero components.
+template <int D>
+struct BoxOffset {
+  int digit[D];
+  int nonzero;
+};
+template <int D>
+KOKKOS_INLINE_FUNCTION constexpr BoxOffset<D> box_offset(int o) {
+  BoxOffset<D> offset{};
+  offset.nonzero = 0;
+  for (int j = D - 1; j >= 0; --j) {
+    offset.digit[j] = o % 3 - 1;
+    offset.nonzero += offset.digit[j] != 0;
+    o /= 3;
+  }
+  return offset;
+}
+/// 3^d.
+KOKKOS_INLINE_FUNCTION constexpr int box_points(int dims) {
+  int points = 1;
+  for (int j = 0; j < dims; ++j)
+    points *= 3;
+  return points;
+}
+
+/// One Jacobi update of cell x: the radius-1 box with weights by class.
+/// Neighbours are summed per class (offsets in lexicographic order), then
+/// s = Σ_{k>=1} w_k sum_k (k ascending).
+template <int D, bool HasSource, bool WithResidual>
+struct BoxSweep {
+  const double* in;
+  double* out;
+  const double* source;
+  Strides<D> stride;
+  Kokkos::Array<double, D + 1> weight;  // weight[k] for k nonzero components
+  double inverse_diag;
+
+  template <int O, class S, std::size_t... J>
+  static KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t box_linear(const S& s,
+                                                               std::index_sequence<J...>) {
+    constexpr BoxOffset<D> offset = box_offset<D>(O);
+    return ((offset.digit[J] * s[J]) + ...);
+  }
+  template <int O, class S>
+  static KOKKOS_FORCEINLINE_FUNCTION void add_offset(const double* p, const S& s, double* sums) {
+    constexpr BoxOffset<D> offset = box_offset<D>(O);
+    if constexpr (offset.nonzero > 0)
+      sums[offset.nonzero] += p[box_linear<O>(s, std::make_index_sequence<D>{})];
+  }
+  template <class S, std::size_t... O>
+  static KOKKOS_FORCEINLINE_FUNCTION void add_unrolled(const double* p, const S& s, double* sums,
+                                                       std::index_sequence<O...>) {
+    (add_offset<static_cast<int>(O)>(p, s, sums), ...);
+  }
+  /// Σ_{k>=1} w_k (Σ of the neighbours with k nonzero components); `S` and
+  /// `W` are Kokkos::Arrays or plain arrays.
+  template <class S, class W>
+  static KOKKOS_FORCEINLINE_FUNCTION double sum_by_class(const double* p, const S& s, const W& w) {
+    double sums[D + 1] = {};
+    if constexpr (D <= 4) {
+      // Unrolled: every offset's components are compile-time constants.
+      add_unrolled(p, s, sums, std::make_index_sequence<box_points(D)>{});
+    } else {
+      for (int o = 0; o < box_points(D); ++o) {
+        const BoxOffset<D> offset = box_offset<D>(o);
+        if (offset.nonzero == 0) continue;
+        std::ptrdiff_t at = 0;
+        for (int j = 0; j < D; ++j)
+          at += offset.digit[j] * s[j];
+        sums[offset.nonzero] += p[at];
+      }
+    }
+    double sum = w[1] * sums[1];
+    for (int k = 2; k <= D; ++k)
+      sum += w[k] * sums[k];
+    return sum;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double neighbor_sum(const double* p) const {
+    return sum_by_class(p, stride, weight);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double new_value(double sum, const double* f,
+                                               std::ptrdiff_t k) const {
+    return divided_by_diag<HasSource>(sum, f, k, inverse_diag);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double residual_of(const double* p, double sum) const {
+    return weight[0] * p[0] + sum;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
+    update_cell_at<D>(*this, x);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
+    update_with_residual_at<D, HasSource, WithResidual>(*this, x, norms);
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void update_cell(const double* p, double* q, const double* f,
+                                                      const std::ptrdiff_t (&s)[D],
+                                                      const double (&w)[D + 1],
+                                                      const double inverse_diag, const int k) {
+    q[k] = divided_by_diag<HasSource>(sum_by_class(p + k, s, w), f, k, inverse_diag);
+  }
+  static KOKKOS_FORCEINLINE_FUNCTION void update_row(const double* KOKKOS_RESTRICT p,
+                                                     double* KOKKOS_RESTRICT q,
+                                                     const double* KOKKOS_RESTRICT f,
+                                                     const Strides<D> stride,
+                                                     const Kokkos::Array<double, D + 1> weight,
+                                                     const double inverse_diag, const int length) {
+    std::ptrdiff_t s[D];
+    for (int j = 0; j < D; ++j)
+      s[j] = stride[j];
+    double w[D + 1];
+    for (int k = 0; k <= D; ++k)
+      w[k] = weight[k];
+    // The leading stream: the corner (+1, ..., +1) (see StarSweep).
+    std::ptrdiff_t lead = row_prefetch_distance;
+    for (int j = 0; j < D; ++j)
+      lead += s[j];
+    chunked_row(p, q, lead, rows_prefetch<D>(s), length, [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+      update_cell(p, q, f, s, w, inverse_diag, k);
+    });
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
+    const std::ptrdiff_t at = linear_index<D>(first, stride);
+    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, weight, inverse_diag,
+               length);
+  }
+};
+
+/// One Jacobi update of cell x: any weighted stencil.
+template <int D, bool HasSource, bool WithResidual>
+struct TermSweep {
+  const double* in;
+  double* out;
+  const double* source;
+  const Term* terms;
+  int num_terms;
+  Strides<D> stride;
+  double inverse_diag;
+  double center_weight;
+
+  KOKKOS_FORCEINLINE_FUNCTION double neighbor_sum(const double* p) const {
+    return sum_of_terms(terms, num_terms, p, 0.0);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double new_value(double sum, const double* f,
+                                               std::ptrdiff_t k) const {
+    return divided_by_diag<HasSource>(sum, f, k, inverse_diag);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION double residual_of(const double* p, double sum) const {
+    return center_weight * p[0] + sum;
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
+    update_cell_at<D>(*this, x);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
+    update_with_residual_at<D, HasSource, WithResidual>(*this, x, norms);
+  }
+};
+
+/// r = f + L u at cell x, reduced into norms (no update).
+template <int D, bool HasSource>
+struct ResidualOnly {
+  const double* in;
+  const double* source;
+  const Term* terms;
+  int num_terms;
+  Strides<D> stride;
+  double center_weight;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x, ResidualSums& norms) const {
+    const std::ptrdiff_t at = linear_index<D>(x, stride);
+    const double* p = in + at;
+    double r = center_weight * p[0] + sum_of_terms(terms, num_terms, p, 0.0);
+    if constexpr (HasSource) r += source[at];
+    norms.add(r);
+  }
+};
+
+/// out(x) = Σ_c w_c in(x + c), centre first, then the other terms in order.
+template <int D>
+struct ApplyStencil {
+  const double* in;
+  double* out;
+  const Term* terms;
+  int num_terms;
+  Strides<D> stride;
+  double center_weight;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const Index<D>& x) const {
+    const std::ptrdiff_t at = linear_index<D>(x, stride);
+    const double* p = in + at;
+    out[at] = sum_of_terms(terms, num_terms, p, center_weight * p[0]);
+  }
+};
+
+}  // namespace isostencil::kernels::detail
