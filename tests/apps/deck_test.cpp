@@ -187,7 +187,9 @@ TEST(Deck, EffectiveDeckRoundTripsForEverySampleDeck) {
     // Equal but for the first line (a comment naming the source).
     EXPECT_EQ(twice.substr(twice.find('\n')), effective.substr(effective.find('\n')));
     EXPECT_EQ(again.grid.extent, deck.grid.extent);
-    if (deck.kernel.name == "advection") EXPECT_EQ(again.kernel.floats("velocity"), deck.kernel.floats("velocity"));
+    if (deck.kernel.name == "advection") {
+      EXPECT_EQ(again.kernel.floats("velocity"), deck.kernel.floats("velocity"));
+    }
     EXPECT_EQ(again.init.center, deck.init.center);
   }
 }

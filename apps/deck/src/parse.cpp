@@ -187,9 +187,13 @@ void DeckParser::apply_overrides(toml::table& root) {
 /// (parsed like a given value, so the kind checks and lists work alike).
 void DeckParser::add_kernel_defaults(toml::table& root) {
   const toml::node* name = root.at_path("kernel.name").node();
-  if (!name || !name->is_string()) return;
-  const DeckKernel* kernel = find_deck_kernel(name->as_string()->get());
+  if (name && !name->is_string()) return;
+  // Without kernel.name the deck is of the default kernel, the first registered.
+  const DeckKernel* kernel = name ? find_deck_kernel(name->as_string()->get())
+                             : deck_kernels().empty() ? nullptr
+                                                      : &deck_kernels().front();
   if (!kernel) return;
+  if (!root.contains("kernel")) root.insert_or_assign("kernel", toml::table{});
   toml::table* table = root["kernel"].as_table();
   if (!table) return;
   for (const DeckKernelParameter& parameter : kernel->parameters) {
