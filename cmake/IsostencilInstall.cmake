@@ -1,8 +1,9 @@
 # `cmake --install`: headers, libraries, the isostencil driver and a CMake
 # package, so that another project's find_package(isostencil 0.1) gives
 #   isostencil::halo     the collectives (C and C++ API), MPI only
-#   isostencil::core     grid, fields, decks, HDF5 output (Kokkos, HDF5)
+#   isostencil::core     grid, fields, HDF5 output (Kokkos, HDF5)
 #   isostencil::kernels  the Kokkos kernels (header-only front, static parts)
+#   isostencil::deck     input decks: schema, parsing, the kernel registry (toml++)
 #   isostencil::driver   the driver as a library: decks, run loop, user kernels
 # Two export sets: halo alone (COMPONENTS halo finds MPI and nothing else)
 # and the rest. The libraries are static, so their private dependencies
@@ -18,6 +19,7 @@ set_target_properties(isostencil_halo PROPERTIES EXPORT_NAME halo)
 set_target_properties(isostencil_core PROPERTIES EXPORT_NAME core)
 set_target_properties(isostencil_kernels PROPERTIES EXPORT_NAME kernels)
 set_target_properties(isostencil_driver PROPERTIES EXPORT_NAME driver)
+set_target_properties(isostencil_deck PROPERTIES EXPORT_NAME deck)
 set_target_properties(isostencil_plan PROPERTIES EXPORT_NAME plan)
 
 install(TARGETS isostencil_halo EXPORT isostencilHaloTargets
@@ -26,7 +28,7 @@ install(TARGETS isostencil_halo EXPORT isostencilHaloTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/halo/include/iso DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
-set(_iso_framework_targets isostencil_core isostencil_kernels isostencil_plan isostencil_driver)
+set(_iso_framework_targets isostencil_core isostencil_kernels isostencil_deck isostencil_plan isostencil_driver)
 foreach(part IN ITEMS jacobi life user)
   if(TARGET isostencil_kernels_${part})
     set_target_properties(isostencil_kernels_${part} PROPERTIES EXPORT_NAME kernels_${part})
@@ -37,7 +39,7 @@ install(TARGETS ${_iso_framework_targets} EXPORT isostencilTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir IN ITEMS core/include kernels/include apps/plan/include apps/isostencil/include)
+foreach(dir IN ITEMS core/include kernels/include apps/plan/include apps/deck/include apps/isostencil/include)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/isostencil DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 

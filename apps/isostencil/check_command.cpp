@@ -8,7 +8,8 @@
 #include "command.hpp"
 #include "isostencil/driver/run.hpp"
 
-#include "isostencil/core/deck.hpp"
+#include "isostencil/deck/checks.hpp"
+#include "isostencil/deck/deck.hpp"
 #include "isostencil/core/decomposition.hpp"
 
 #include <fmt/format.h>
@@ -53,14 +54,14 @@ public:
 
   int run(const MpiContext& mpi) override {
     if (keys_) {
-      if (mpi.rank == 0) std::cout << core::deck_schema_markdown();
+      if (mpi.rank == 0) std::cout << deck::deck_schema_markdown();
       return 0;
     }
     try {
-      const core::Deck deck = core::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+      const deck::Deck deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
       run::check_kernel_inputs(deck);
-      core::check_decomposition(deck, mpi.size);
-      core::check_output_writable(MPI_COMM_WORLD, deck, false);
+      deck::check_decomposition(deck, mpi.size);
+      deck::check_output_writable(MPI_COMM_WORLD, deck, false);
       if (mpi.rank == 0) {
         const std::vector<int> procs = core::Decomposition::choose_process_dims(mpi.size, deck.grid.procs);
         std::string periodic;
@@ -78,7 +79,7 @@ public:
         if (effective_) std::cout << "\n" << deck.effective_toml();
       }
       return 0;
-    } catch (const core::DeckError& error) {
+    } catch (const deck::DeckError& error) {
       if (mpi.rank == 0) std::cerr << error.what() << "\n";
       return 2;
     }

@@ -126,9 +126,10 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
 const char* version() { return ISOSTENCIL_VERSION; }
 
 void register_kernel(KernelEntry entry) {
+  register_builtin_kernels();  // first: the default kernel and the key table's order
   if (!entry.run)
     throw iso::Error("isostencil::driver::register_kernel(\"" + entry.deck.name + "\"): no runner");
-  core::register_deck_kernel(entry.deck);  // checks the name and the parameters
+  deck::register_deck_kernel(entry.deck);  // checks the name and the parameters
   registry().push_back(std::move(entry));
 }
 
@@ -138,10 +139,16 @@ const KernelEntry* find_kernel(const std::string& name) {
   return nullptr;
 }
 
+void check_kernel_inputs(const deck::Deck& deck) {
+  if (const KernelEntry* entry = find_kernel(deck.kernel.name))
+    if (entry->check) entry->check(deck);
+}
+
 int main(int argc, char** argv, const Program& program) {
   // A file size limit (ulimit -f) must fail the write (EFBIG, an error on
   // every rank) rather than kill one rank with SIGXFSZ and hang the others.
   std::signal(SIGXFSZ, SIG_IGN);
+  register_builtin_kernels();
   if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
     std::cerr << (program.name.empty() ? "isostencil" : program.name) << ": MPI_Init failed\n";
     return usage_exit_code;

@@ -10,6 +10,8 @@
 // dimensions of  prod_{j in S} c_j  prod_{j not in S} (1 - c_j)  u(x + sum_{j in S} s_j e_j):
 // non-negative weights summing to 1 (c_j <= 1), so the scheme is monotone and
 // conserves mass on a periodic grid; with c_j = 1 it translates exactly.
+#include "builtin_kernels.hpp"
+
 #include "isostencil/driver/run.hpp"
 #include "isostencil/driver/models.hpp"
 
@@ -47,15 +49,15 @@ public:
   AdvectionModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : deck_(*setup.deck), grid_(make_grid<D>(deck_, std::move(decomposition), deck_.make_stencil())) {
     double speed = 0.0;
-    for (const double v : deck_.kernel.velocity) speed += std::fabs(v);
-    dt_ = deck_.kernel.courant / speed;
+    for (const double v : deck_.kernel.floats("velocity")) speed += std::fabs(v);
+    dt_ = deck_.kernel.floating("courant") / speed;
     UpwindCell<D> cell;
     for (int mask = 0; mask < (1 << D); ++mask) {
       double weight = 1.0;
       kernels::Index<D> offset{};
       bool used = true;
       for (int j = 0; j < D; ++j) {
-        const double v = deck_.kernel.velocity[static_cast<std::size_t>(j)];
+        const double v = deck_.kernel.floats("velocity")[static_cast<std::size_t>(j)];
         const double c = std::fabs(v) * dt_;
         const bool shifted = ((mask >> j) & 1) != 0;
         if (v == 0.0) {
@@ -89,10 +91,11 @@ public:
   std::string stencil_text() const { return grid_.stencil().describe(); }
   std::string describe() const {
     std::string velocity;
-    for (const double v : deck_.kernel.velocity) velocity += (velocity.empty() ? "" : ", ") + fmt::format("{:g}", v);
+    for (const double v : deck_.kernel.floats("velocity"))
+      velocity += (velocity.empty() ? "" : ", ") + fmt::format("{:g}", v);
     return fmt::format("u_t + v.grad u = 0, v = ({}), corner-transport upwind, courant {:g} (dt {:g}), "
                        "start {}",
-                       velocity, deck_.kernel.courant, dt_, deck_.init.type);
+                       velocity, deck_.kernel.floating("courant"), dt_, deck_.init.type);
   }
   std::vector<std::string> fields() const { return {"u"}; }
 
@@ -141,7 +144,7 @@ public:
 
 private:
   void initialize(const Field& u) {
-    const core::Deck::Init& init = deck_.init;
+    const deck::Deck::Init& init = deck_.init;
     // Interior only: bounded sides keep 0 beyond the boundary (inflow of nothing).
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
     for_each_interior<D>(grid_, [&](const std::array<int, D>& local, const std::array<long, D>& global) {
@@ -163,15 +166,79 @@ private:
     Kokkos::deep_copy(u, host);
   }
 
-  const core::Deck& deck_;
+  const deck::Deck& deck_;
   core::Grid<D> grid_;
   double dt_ = 0.0;
   std::optional<kernels::StencilUpdate<D, Field, UpwindCell<D>>> update_;
   FieldStats initial_, last_;
 };
 
+/// The upwind side is where the flow comes from: stencil.signs = -sign(velocity)
+/// unless the deck gives them; a velocity of 0 everywhere moves nothing.
+void resolve_advection_deck(deck::DeckCheck& check) {
+  deck::Deck& d = check.deck();
+  const std::vector<double>& velocity = d.kernel.floats("velocity");
+  bool any_velocity = false;
+  for (const double v : velocity) any_velocity = any_velocity || v != 0.0;
+  if (!any_velocity) check.error("kernel.velocity", "kernel.velocity is 0 in every dimension: nothing moves");
+  if (check.given("stencil.signs")) return;
+  d.stencil.signs.clear();
+  for (const double v : velocity) d.stencil.signs.push_back(v > 0 ? -1 : v < 0 ? 1 : 0);
+}
+
+/// The first-order upwind scheme reads one cell upwind in every moving dimension.
+void check_advection_deck(deck::DeckCheck& check) {
+  const deck::Deck& d = check.deck();
+  if (d.kernel.name != "advection") return;
+  if (d.stencil.shape != "upwind") {
+    check.error("stencil.shape", "kernel.name = \"advection\" is the first-order upwind scheme: "
+                                 "it needs stencil.shape = \"upwind\" (or \"auto\"); this deck has " +
+                                     deck_quoted(d.stencil.shape));
+    return;
+  }
+  if (d.stencil.radius != 1)
+    check.error("stencil.radius", "kernel.name = \"advection\" reads one cell upwind: it needs "
+                                  "stencil.radius = 1; this deck has " +
+                                      std::to_string(d.stencil.radius));
+  const std::vector<double>& velocity = d.kernel.floats("velocity");
+  for (int j = 0; j < d.grid.dims; ++j) {
+    const double v = velocity[static_cast<std::size_t>(j)];
+    const int want = v > 0 ? -1 : v < 0 ? 1 : 0;
+    const int have = d.stencil.signs[static_cast<std::size_t>(j)];
+    if (have != want && !(v == 0.0)) {
+      check.error("stencil.signs", "stencil.signs[" + std::to_string(j) + "] = " + std::to_string(have) +
+                                       " reads downwind: kernel.velocity[" + std::to_string(j) + "] = " +
+                                       deck::deck_float(v) + " needs sign " + std::to_string(want) +
+                                       " (leave stencil.signs out to derive it)");
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 int run_advection(const Setup& setup) { return dispatch_dims<AdvectionModel>(setup); }
+
+KernelEntry advection_kernel() {
+  deck::DeckKernel kernel;
+  kernel.name = "advection";
+  kernel.meaning = "upwind advection";
+  kernel.default_shape = "upwind";
+  kernel.default_init = "gaussian";
+  deck::DeckKernelParameter velocity{"velocity", deck::DeckValueKind::floats, "1.0", "finite, not all 0",
+                                     "velocity in cells per unit time (one per dimension, or one value for all)",
+                                     "1.0 in every dimension"};
+  deck::DeckKernelParameter courant{"courant", deck::DeckValueKind::floating, "0.5", "0 < courant <= 1",
+                                    "time step as sum_j |v_j| dt (the stable range of the upwind scheme)"};
+  courant.check = [](const deck::DeckValue& value) {
+    if (value.floating > 0.0 && value.floating <= 1.0) return std::string();
+    return "kernel.courant = " + deck::deck_float(value.floating) +
+           " is out of range; allowed: 0 < courant <= 1 (the upwind scheme is unstable above 1)";
+  };
+  kernel.parameters = {velocity, courant};
+  kernel.resolve = resolve_advection_deck;
+  kernel.validate = check_advection_deck;
+  return {kernel, &run_advection, {}};
+}
 
 }  // namespace isostencil::driver

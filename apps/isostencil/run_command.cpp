@@ -14,7 +14,8 @@
 #include "isostencil/driver/run.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
-#include "isostencil/core/deck.hpp"
+#include "isostencil/deck/checks.hpp"
+#include "isostencil/deck/deck.hpp"
 
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
@@ -66,7 +67,7 @@ public:
     Kokkos::ScopeGuard kokkos;
     try {
       return run_deck(mpi);
-    } catch (const core::DeckError& error) {
+    } catch (const deck::DeckError& error) {
       // Every rank has the same error (see the file comment): rank 0 speaks.
       if (mpi.rank == 0) std::cerr << error.what() << "\nisostencil run: nothing was run\n";
       return 2;
@@ -76,20 +77,20 @@ public:
 private:
   int run_deck(const MpiContext& mpi) {
     std::optional<core::CheckpointReader> restart;
-    core::Deck deck;
+    deck::Deck deck;
     if (!restart_path_.empty()) {
       try {
         restart.emplace(MPI_COMM_WORLD, restart_path_);
       } catch (const iso::Error& error) {
-        throw core::DeckError("--restart " + restart_path_ + ": error: " + error.what());
+        throw deck::DeckError("--restart " + restart_path_ + ": error: " + error.what());
       }
       const core::CheckpointInfo& info = restart->info();
       if (deck_path_.empty()) {
-        deck = core::deck_from_text(info.deck, restart_path_ + " (stored deck)", overrides_, ".");
+        deck = deck::deck_from_text(info.deck, restart_path_ + " (stored deck)", overrides_, ".");
       } else {
-        deck = core::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+        deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
         if (deck.kernel.name != info.kernel || deck.grid.extent != info.global_extent)
-          throw core::DeckError("--restart " + restart_path_ + ": error: the checkpoint holds a " +
+          throw deck::DeckError("--restart " + restart_path_ + ": error: the checkpoint holds a " +
                                 info.kernel + " run on " + join_longs(info.global_extent) +
                                 " cells; the deck " + deck.source + " describes " + deck.kernel.name +
                                 " on " + join_longs(deck.grid.extent) +
@@ -101,11 +102,11 @@ private:
                                    " (" + restart_path_ + "); run.steps is the last step, e.g. --set run.steps=" +
                                    std::to_string(info.step + deck.run.steps));
     } else {
-      deck = core::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+      deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
     }
-    core::check_decomposition(deck, mpi.size);
+    deck::check_decomposition(deck, mpi.size);
     run::check_kernel_inputs(deck);
-    core::check_output_writable(MPI_COMM_WORLD, deck);
+    deck::check_output_writable(MPI_COMM_WORLD, deck);
 
     run::Setup setup;
     setup.deck = &deck;
@@ -114,10 +115,7 @@ private:
     setup.restart = restart ? &*restart : nullptr;
     setup.restart_path = restart_path_;
     setup.start_step = restart ? restart->info().step : 0;
-    if (deck.kernel.name == "jacobi") return run::run_jacobi(setup);
-    if (deck.kernel.name == "life") return run::run_life(setup);
-    if (deck.kernel.name == "advection") return run::run_advection(setup);
-    // A kernel the program registered (the deck parser knows no other names).
+    // Every kernel is registered, the driver's own too (the deck parser knows no other names).
     const run::KernelEntry* entry = run::find_kernel(deck.kernel.name);
     if (!entry) deck.fail("kernel.name", "kernel.name = \"" + deck.kernel.name + "\" has no runner");
     return entry->run(setup);

@@ -69,7 +69,7 @@ void inject_fault(const Setup& setup, long step, const char* phase) {
 
 std::vector<std::pair<std::string, std::string>> output_attributes(const Setup& setup,
                                                                    const std::string& kernel_text) {
-  const core::Deck& deck = *setup.deck;
+  const deck::Deck& deck = *setup.deck;
   std::string overrides;
   for (const std::string& item : deck.overrides)
     overrides += (overrides.empty() ? "" : "\n") + item;
@@ -83,7 +83,7 @@ void print_header(const Setup& setup, const core::Decomposition& decomposition,
                   const std::string& stencil, const std::string& describe,
                   const std::string& algorithm) {
   if (setup.mpi.rank != 0 || setup.quiet) return;
-  const core::Deck& deck = *setup.deck;
+  const deck::Deck& deck = *setup.deck;
   std::string out;
   out += fmt::format("isostencil run: {}{}\n", deck.source,
                      setup.restart ? " (restart from " + setup.restart_path + " at step " +
@@ -126,7 +126,7 @@ void print_progress(const Setup& setup, long step, const Metric& metric, double 
 }
 
 int finish(const Setup& setup, const core::Decomposition& decomposition, Report& report) {
-  const core::Deck& deck = *setup.deck;
+  const deck::Deck& deck = *setup.deck;
   const bool root = setup.mpi.rank == 0;
   const long steps = report.last_step - report.first_step;
   long cells = 1;
@@ -263,7 +263,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
   return report.validates() ? 0 : 1;
 }
 
-void fail_with(const core::Deck& deck, const std::string& key, const std::exception& error) {
+void fail_with(const deck::Deck& deck, const std::string& key, const std::exception& error) {
   deck.fail(key, error.what());
 }
 

@@ -1,6 +1,8 @@
 // `isostencil run` with kernel.name = "jacobi": kernels::Jacobi<D> on the
 // deck's grid, Laplacian (or the deck's weights), constant source and
 // Dirichlet boundary.
+#include "builtin_kernels.hpp"
+
 #include "isostencil/driver/run.hpp"
 #include "isostencil/driver/models.hpp"
 
@@ -14,7 +16,7 @@ namespace isostencil::driver {
 
 namespace {
 
-core::Stencil jacobi_stencil(const core::Deck& deck, int dims) {
+core::Stencil jacobi_stencil(const deck::Deck& deck, int dims) {
   if (!deck.stencil.weights.empty()) return deck.make_stencil();
   if (deck.stencil.shape == "box") return kernels::box_laplacian(dims);
   return kernels::star_laplacian(dims);
@@ -35,12 +37,12 @@ public:
     } else {
       initialize(u);
     }
-    const double boundary = deck_.kernel.boundary;
+    const double boundary = deck_.kernel.floating("boundary");
     kernels::set_dirichlet_ghosts<D>(grid_, u, [boundary](const auto&) { return boundary; });
     Field source;
-    if (deck_.kernel.source != 0.0) {
+    if (deck_.kernel.floating("source") != 0.0) {
       source = grid_.template make_field<double>("f");
-      Kokkos::deep_copy(source, deck_.kernel.source);
+      Kokkos::deep_copy(source, deck_.kernel.floating("source"));
     }
     kernels::JacobiOptions options;
     options.residual_every = 0;  // measured explicitly (measure()), at the deck's steps
@@ -68,8 +70,8 @@ public:
             ? (deck_.stencil.shape == "box" ? "box (Mehrstellen) Laplacian" : "star Laplacian")
             : "the deck's weights";
     return fmt::format(
-        "-L u = f, L = {}, f = {}, boundary u = {}, tolerance {}", weights, deck_.kernel.source,
-        deck_.kernel.boundary,
+        "-L u = f, L = {}, f = {}, boundary u = {}, tolerance {}", weights, deck_.kernel.floating("source"),
+        deck_.kernel.floating("boundary"),
         deck_.run.tolerance > 0 ? fmt::format("{:g}", deck_.run.tolerance) : std::string("none"));
   }
   std::vector<std::string> fields() const { return {"u"}; }
@@ -109,7 +111,7 @@ public:
                       fmt::format("l2 {:.3e} -> {:.3e}", first_l2_, last_l2_)});
     // Maximum principle: with f = 0 and non-negative neighbour weights a sweep
     // averages, so the iterate stays within the initial and boundary values.
-    bool averaging = deck_.kernel.source == 0.0;
+    bool averaging = deck_.kernel.floating("source") == 0.0;
     const core::Stencil& stencil = grid_.stencil();
     for (int i = 0; i < stencil.size(); ++i) {
       bool centre = true;
@@ -130,7 +132,7 @@ public:
 
 private:
   void initialize(const Field& u) {
-    const core::Deck::Init& init = deck_.init;
+    const deck::Deck::Init& init = deck_.init;
     if (init.type == "constant") {
       Kokkos::deep_copy(u, init.value);
       return;
@@ -157,17 +159,94 @@ private:
   }
 
   const Setup& setup_;
-  const core::Deck& deck_;
+  const deck::Deck& deck_;
   core::Grid<D> grid_;
   std::optional<kernels::Jacobi<D>> jacobi_;
   double lowest_ = 0, highest_ = 0;
   double first_l2_ = -1, last_l2_ = 0, last_max_ = 0;
 };
 
+/// What the Jacobi iteration cannot run: an explicit stencil without the
+/// operator's weights, a source with no steady state, a centre weight that
+/// is not the (negated) diagonal.
+void check_jacobi_deck(deck::DeckCheck& check) {
+  const deck::Deck& d = check.deck();
+  if (d.kernel.name != "jacobi") return;
+  const int dims = d.grid.dims;
+  if (d.stencil.weights.empty()) {
+    if (d.stencil.shape == "upwind" || d.stencil.shape == "offsets")
+      check.error("stencil.shape", "kernel.name = \"jacobi\" with stencil.shape = " + deck_quoted(d.stencil.shape) +
+                                       " needs stencil.weights (the operator; the centre's weight < 0)");
+    else if (d.stencil.radius != 1)
+      check.error("stencil.radius", "kernel.name = \"jacobi\" has default weights (the Laplacian) "
+                                    "for radius 1 only; give stencil.weights for radius " +
+                                        std::to_string(d.stencil.radius));
+  }
+  double weight_sum = 0.0, weight_scale = 0.0;
+  for (const double w : d.stencil.weights) {
+    weight_sum += w;
+    weight_scale += std::fabs(w);
+  }
+  const bool singular = d.stencil.weights.empty() || std::fabs(weight_sum) <= 1e-12 * weight_scale;
+  const double source = d.kernel.floating("source");
+  if (source != 0.0 && singular) {
+    bool all_periodic = true;
+    for (const bool p : d.grid.periodic) all_periodic = all_periodic && p;
+    if (all_periodic)
+      check.error("kernel.source", "kernel.source = " + deck::deck_float(source) +
+                                       " on a grid periodic in every dimension has no steady state "
+                                       "(the constant mode grows each sweep); make a dimension "
+                                       "non-periodic (grid.periodic) or set source = 0");
+  }
+  if (!check.clean()) return;
+  core::Stencil stencil;
+  try {
+    stencil = d.make_stencil();
+  } catch (const iso::Error&) {
+    return;  // the deck's own stencil check names it
+  }
+  if (static_cast<int>(d.stencil.weights.size()) != stencil.size()) return;
+  int centres = 0;
+  double centre_weight = 0.0;
+  for (int i = 0; i < stencil.size(); ++i) {
+    bool zero = true;
+    for (int j = 0; j < dims; ++j) zero = zero && stencil.offsets()[i][j] == 0;
+    if (zero) {
+      ++centres;
+      centre_weight = d.stencil.weights[static_cast<std::size_t>(i)];
+    }
+  }
+  if (centres != 1 || !(centre_weight < 0.0))
+    check.error("stencil.weights",
+                "kernel.name = \"jacobi\" needs the centre offset exactly once with a "
+                "negative weight (the diagonal of -L); " +
+                    (centres == 0  ? std::string("the stencil has no centre offset")
+                     : centres > 1 ? std::string("the centre appears ") + std::to_string(centres) + " times"
+                                   : "its weight is " + deck::deck_float(centre_weight)));
+}
+
 }  // namespace
 
 int run_jacobi(const Setup& setup) {
   return dispatch_dims<JacobiModel>(setup);
+}
+
+KernelEntry jacobi_kernel() {
+  deck::DeckKernel kernel;
+  kernel.name = "jacobi";
+  kernel.meaning = "Jacobi iteration";
+  kernel.default_shape = "star";
+  kernel.default_init = "constant";
+  kernel.weights = true;
+  kernel.takes = {"init.low", "init.high", "run.tolerance"};
+  kernel.parameters = {
+      {"source", deck::DeckValueKind::floating, "0.0", "finite",
+       "the right-hand side f of -L u = f (the same in every cell)"},
+      {"boundary", deck::DeckValueKind::floating, "0.0", "finite",
+       "Dirichlet value of the cells beyond non-periodic sides"},
+  };
+  kernel.validate = check_jacobi_deck;
+  return {kernel, &run_jacobi, {}};
 }
 
 }  // namespace isostencil::driver

@@ -1,6 +1,8 @@
 // `isostencil run` with kernel.name = "life": kernels::Life<D> with the
 // deck's rule, started from a seeded random fill, a constant or an RLE
 // pattern (inputs/patterns/), or from a checkpoint.
+#include "builtin_kernels.hpp"
+
 #include "isostencil/driver/run.hpp"
 #include "isostencil/driver/models.hpp"
 #include "isostencil/driver/driver.hpp"
@@ -18,9 +20,9 @@ namespace isostencil::driver {
 
 namespace {
 
-kernels::LifeRule parse_rule(const core::Deck& deck, int dims) {
+kernels::LifeRule parse_rule(const deck::Deck& deck, int dims) {
   try {
-    return kernels::LifeRule(deck.kernel.rule, dims);
+    return kernels::LifeRule(deck.kernel.string("rule"), dims);
   } catch (const iso::Error& error) {
     fail_with(deck, "kernel.rule", error);
   }
@@ -28,7 +30,7 @@ kernels::LifeRule parse_rule(const core::Deck& deck, int dims) {
 
 /// Rank 0 reads the pattern file and broadcasts it; every rank parses the
 /// same text, so every rank reaches the same verdict.
-kernels::LifePattern read_pattern(const core::Deck& deck, MPI_Comm comm) {
+kernels::LifePattern read_pattern(const deck::Deck& deck, MPI_Comm comm) {
   const std::string path = deck.resolve(deck.init.pattern);
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
@@ -149,21 +151,39 @@ private:
     pattern_text_ = "\"" + pattern.name + "\" at (" + at + ")";
   }
 
-  const core::Deck& deck_;
+  const deck::Deck& deck_;
   kernels::LifeRule rule_;
   kernels::Life<D> life_;
   std::string pattern_text_;
   long live_ = 0;
 };
 
-}  // namespace
-
-void check_kernel_inputs(const core::Deck& deck) {
-  if (const KernelEntry* entry = find_kernel(deck.kernel.name)) {
-    if (entry->check) entry->check(deck);
+/// What a Life deck cannot be (and what only Life takes): the Moore
+/// neighborhood of radius 1, cells 0 or 1, patterns.
+void check_life_deck(deck::DeckCheck& check) {
+  const deck::Deck& d = check.deck();
+  if (d.kernel.name != "life") {
+    if (d.init.type == "pattern")
+      check.error("init.type", "init.type = \"pattern\" places a Life pattern: it needs "
+                               "kernel.name = \"life\"; this deck has " + deck_quoted(d.kernel.name));
     return;
   }
-  if (deck.kernel.name != "life") return;
+  if (d.stencil.shape != "box" || d.stencil.radius != 1) {
+    const std::string key = d.stencil.shape != "box" ? "stencil.shape" : "stencil.radius";
+    check.error(key, "kernel.name = \"life\" counts the Moore neighborhood: it needs "
+                     "stencil.shape = \"box\" (or \"auto\") with radius 1; this deck has shape = " +
+                         deck_quoted(d.stencil.shape) + ", radius = " + std::to_string(d.stencil.radius));
+  }
+  if (d.init.type == "gaussian")
+    check.error("init.type", "init.type = \"gaussian\" makes a smooth field: Life cells are 0 or 1; "
+                             "use \"random\", \"pattern\" or \"constant\"");
+  if (d.init.type == "constant" && d.init.value != 0.0 && d.init.value != 1.0)
+    check.error("init.value", "init.value = " + deck::deck_float(d.init.value) +
+                                  ": Life cells are 0 (dead) or 1 (alive)");
+}
+
+/// Collective: the rule and the pattern file, read by rank 0 and parsed by every rank.
+void check_life_inputs(const deck::Deck& deck) {
   parse_rule(deck, deck.grid.dims);
   if (deck.init.type != "pattern") return;
   const kernels::LifePattern pattern = read_pattern(deck, MPI_COMM_WORLD);
@@ -184,6 +204,24 @@ void check_kernel_inputs(const core::Deck& deck) {
   }
 }
 
+}  // namespace
+
 int run_life(const Setup& setup) { return dispatch_dims<LifeModel>(setup); }
+
+KernelEntry life_kernel() {
+  deck::DeckKernel kernel;
+  kernel.name = "life";
+  kernel.meaning = "Life-like automaton";
+  kernel.default_shape = "box";
+  kernel.default_init = "random";
+  kernel.takes = {"init.density"};
+  kernel.parameters = {
+      {"rule", deck::DeckValueKind::string, "\"B3/S23\"", "B{births}/S{survivals}",
+       "birth and survival counts (\"B36/S23\", \"B5,6/S4-7\"); counts up to 3^d - 1",
+       "\"B3/S23\" (Conway)"},
+  };
+  kernel.validate = check_life_deck;
+  return {kernel, &run_life, check_life_inputs};
+}
 
 }  // namespace isostencil::driver

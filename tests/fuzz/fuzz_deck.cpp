@@ -6,7 +6,8 @@
 // return a deck that satisfies every rule of the schema (deck_schema(), the
 // README's table) and whose effective deck parses back to the same deck: a
 // checkpoint stores the effective deck and a restart reads it back.
-#include "isostencil/core/deck.hpp"
+#include "isostencil/deck/deck.hpp"
+#include "isostencil/driver/driver.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,7 +19,7 @@
 
 namespace {
 
-using isostencil::core::Deck;
+using isostencil::deck::Deck;
 
 [[noreturn]] void fail(const std::string& what, const std::string& detail) {
   std::fprintf(stderr, "fuzz_deck: INVARIANT VIOLATED: %s\n%s\n", what.c_str(), detail.c_str());
@@ -63,12 +64,16 @@ std::string broken_rule(const Deck& d) {
   if (!all_finite(st.weights)) return "a stencil weight is not finite";
   if (!one_of(d.kernel.name, {"jacobi", "life", "advection"})) return "kernel.name";
   if (d.kernel.name == "life" && st.radius != 1 && st.shape != "offsets") return "life with radius != 1";
-  if (!std::isfinite(d.kernel.source) || !std::isfinite(d.kernel.boundary)) return "kernel source/boundary";
+  if (d.kernel.name == "jacobi" &&
+      (!std::isfinite(d.kernel.floating("source")) || !std::isfinite(d.kernel.floating("boundary"))))
+    return "kernel source/boundary";
   if (d.kernel.name == "advection") {
-    if (d.kernel.velocity.size() != n || !all_finite(d.kernel.velocity)) return "kernel.velocity";
-    if (std::all_of(d.kernel.velocity.begin(), d.kernel.velocity.end(), [](double v) { return v == 0; }))
+    const std::vector<double>& velocity = d.kernel.floats("velocity");
+    if (velocity.size() != n || !all_finite(velocity)) return "kernel.velocity";
+    if (std::all_of(velocity.begin(), velocity.end(), [](double v) { return v == 0; }))
       return "kernel.velocity all zero";
-    if (!(d.kernel.courant > 0 && d.kernel.courant <= 1)) return "kernel.courant outside (0, 1]";
+    const double courant = d.kernel.floating("courant");
+    if (!(courant > 0 && courant <= 1)) return "kernel.courant outside (0, 1]";
   }
   const auto& in = d.init;
   if (!one_of(in.type, {"constant", "random", "pattern", "gaussian"})) return "init.type unresolved";
@@ -94,6 +99,7 @@ std::string broken_rule(const Deck& d) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  isostencil::driver::register_builtin_kernels();  // the kernels decks name (idempotent)
   const std::string input(reinterpret_cast<const char*>(data), size);
   const std::size_t split = input.find('\0');
   const std::string text = input.substr(0, split);
@@ -110,8 +116,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   Deck deck;
   try {
-    deck = isostencil::core::parse_deck(text, "fuzz.toml", overrides, ".");
-  } catch (const isostencil::core::DeckError& error) {
+    deck = isostencil::deck::parse_deck(text, "fuzz.toml", overrides, ".");
+  } catch (const isostencil::deck::DeckError& error) {
     if (std::string(error.what()).empty()) fail("a DeckError without a message", text);
     return 0;
   }
@@ -129,8 +135,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string effective = deck.effective_toml();
   Deck again;
   try {
-    again = isostencil::core::parse_deck(effective, "fuzz.toml", {}, ".");
-  } catch (const isostencil::core::DeckError& error) {
+    again = isostencil::deck::parse_deck(effective, "fuzz.toml", {}, ".");
+  } catch (const isostencil::deck::DeckError& error) {
     fail(std::string("the effective deck does not parse: ") + error.what(), effective);
   }
   if (again.effective_toml() != effective)

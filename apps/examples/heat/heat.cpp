@@ -20,7 +20,7 @@
 
 namespace {
 
-namespace core = isostencil::core;
+namespace deck = isostencil::deck;
 namespace driver = isostencil::driver;
 namespace kernels = isostencil::kernels;
 
@@ -29,7 +29,7 @@ template <int D>
 struct Heat {
   double alpha, dt, q;
 
-  explicit Heat(const core::Deck& deck)
+  explicit Heat(const deck::Deck& deck)
       : alpha(deck.kernel.floating("alpha")),
         dt(deck.kernel.floating("dt")),
         q(deck.kernel.floating("heat_source")) {}
@@ -86,7 +86,7 @@ struct Heat {
 };
 
 /// Deck checks made before anything runs (`run` and `check`), the same on every rank.
-void check_heat(const core::Deck& deck) {
+void check_heat(const deck::Deck& deck) {
   const double alpha = deck.kernel.floating("alpha"), dt = deck.kernel.floating("dt");
   if (!(alpha > 0.0)) deck.fail("kernel.alpha", "kernel.alpha must be > 0");
   if (!(dt > 0.0)) deck.fail("kernel.dt", "kernel.dt must be > 0");
@@ -101,15 +101,15 @@ void check_heat(const core::Deck& deck) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  core::DeckKernel heat;
+  deck::DeckKernel heat;
   heat.name = "heat";
   heat.meaning = "explicit heat equation with a source";
   heat.default_shape = "star";
   heat.default_init = "gaussian";
   heat.parameters = {
-      {"alpha", core::DeckValueKind::floating, "0.2", "> 0", "diffusivity (cells^2 per unit time)"},
-      {"dt", core::DeckValueKind::floating, "1.0", "2 d alpha dt <= 1", "time step"},
-      {"heat_source", core::DeckValueKind::floating, "0.0", "finite", "source q, the same in every cell"},
+      {"alpha", deck::DeckValueKind::floating, "0.2", "> 0", "diffusivity (cells^2 per unit time)"},
+      {"dt", deck::DeckValueKind::floating, "1.0", "2 d alpha dt <= 1", "time step"},
+      {"heat_source", deck::DeckValueKind::floating, "0.0", "finite", "source q, the same in every cell"},
   };
   try {
     driver::register_cell_kernel<Heat>(heat, check_heat);

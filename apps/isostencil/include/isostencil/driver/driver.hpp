@@ -8,7 +8,7 @@
 //   template <int D>
 //   struct Heat {                       // one cell's update; see CellModel below
 //     double alpha, dt, q;
-//     explicit Heat(const isostencil::core::Deck& deck)
+//     explicit Heat(const isostencil::deck::Deck& deck)
 //         : alpha(deck.kernel.floating("alpha")), dt(deck.kernel.floating("dt")),
 //           q(deck.kernel.floating("heat_source")) {}
 //     std::string describe() const { return "u_t = alpha lap u + q"; }
@@ -17,14 +17,16 @@
 //   };
 //
 //   int main(int argc, char** argv) {
-//     isostencil::core::DeckKernel heat{"heat", "explicit heat equation", "star", "gaussian", false,
-//         {{"alpha", isostencil::core::DeckValueKind::floating, "0.2", "> 0", "diffusivity"}, ...}};
+//     isostencil::deck::DeckKernel heat{"heat", "explicit heat equation", "star", "gaussian", false,
+//         {{"alpha", isostencil::deck::DeckValueKind::floating, "0.2", "> 0", "diffusivity"}, ...}};
 //     isostencil::driver::register_cell_kernel<Heat>(heat);
 //     return isostencil::driver::main(argc, argv, {"heat", "", "1.0"});
 //   }
 //
 // A deck then selects the kernel with [kernel] name = "heat" and sets its
 // parameters as [kernel] keys; every other table works as for `isostencil`.
+// The driver's own kernels (jacobi, life, advection) register the same way,
+// first (register_builtin_kernels), so jacobi stays the default kernel.name.
 // Complete example: apps/examples/heat/ (README "Write a kernel").
 #pragma once
 
@@ -32,8 +34,9 @@
 #include "isostencil/driver/models.hpp"
 #include "isostencil/driver/run.hpp"
 
-#include "isostencil/core/deck.hpp"
 #include "isostencil/core/grid.hpp"
+#include "isostencil/deck/deck.hpp"
+#include "isostencil/deck/kernel.hpp"
 #include "isostencil/kernels/user_kernel.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -63,24 +66,30 @@ struct Program {
 
 /// A kernel decks can name: its deck description and its runner.
 struct KernelEntry {
-  core::DeckKernel deck;
+  deck::DeckKernel deck;
   /// Runs the deck (collective; returns the exit code): dispatch_dims<Model>.
   std::function<int(const Setup&)> run;
   /// Optional checks of the deck made before anything is created (by `run`
-  /// and `check`); they must throw the same core::DeckError on every rank
+  /// and `check`); they must throw the same deck::DeckError on every rank
   /// (deck.fail(key, why)), e.g. for a parameter out of range.
-  std::function<void(const core::Deck&)> check;
+  std::function<void(const deck::Deck&)> check;
 };
 
-/// Registers a kernel (on every rank, before main()). Throws iso::Error for a
-/// name that is taken or a parameter the deck schema cannot hold.
+/// Registers a kernel (on every rank, before main()), after the driver's own
+/// (register_builtin_kernels). Throws iso::Error for a name that is taken or a
+/// parameter the deck schema cannot hold.
 void register_kernel(KernelEntry entry);
+/// Registers the driver's kernels — jacobi, life, advection — as any program
+/// registers its own, and describes the generic deck keys in their terms (the
+/// README's key table). Idempotent; driver::main and register_kernel call it,
+/// and so must a program that parses decks without them (tests).
+void register_builtin_kernels();
 /// The registered kernel of that name, or nullptr.
 const KernelEntry* find_kernel(const std::string& name);
 
 /// Registers a Model class template (the interface in run.hpp, for D = 1..4).
 template <template <int> class Model>
-void register_model(core::DeckKernel deck, std::function<void(const core::Deck&)> check = {}) {
+void register_model(deck::DeckKernel deck, std::function<void(const deck::Deck&)> check = {}) {
   register_kernel({std::move(deck), &dispatch_dims<Model>, std::move(check)});
 }
 
@@ -93,8 +102,8 @@ int main(int argc, char** argv, const Program& program = {});
 /// width, amplitude). Each is a function of the global index alone, so the
 /// field does not depend on the decomposition. Ghost cells stay as they are.
 template <int D, class View>
-void initialize_field(const core::Deck& deck, const core::Grid<D>& grid, const View& field) {
-  const core::Deck::Init& init = deck.init;
+void initialize_field(const deck::Deck& deck, const core::Grid<D>& grid, const View& field) {
+  const deck::Deck::Init& init = deck.init;
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
   for_each_interior<D>(grid, [&](const std::array<int, D>& local, const std::array<long, D>& global) {
     double value = 0.0;
@@ -140,7 +149,7 @@ struct has_checks<K, std::void_t<decltype(std::declval<const K&>().checks(std::d
 /// The Model of a kernel given by one cell's update on one double field "u"
 /// over the deck's stencil (stencil.shape, radius, offsets, weights).
 /// Kernel<D> provides:
-///   explicit Kernel(const core::Deck& deck);   // reads deck.kernel.floating("key"), ...
+///   explicit Kernel(const deck::Deck& deck);   // reads deck.kernel.floating("key"), ...
 ///   std::string describe() const;              // one line for the header and the summary
 ///   template <class U> KOKKOS_INLINE_FUNCTION
 ///   double operator()(const U& u) const;       // u(offset...) / u.point(k): see user_kernel.hpp
@@ -234,7 +243,7 @@ private:
   }
 
   const Setup& setup_;
-  const core::Deck& deck_;
+  const deck::Deck& deck_;
   Kernel<D> kernel_;
   core::Grid<D> grid_;
   std::optional<kernels::StencilUpdate<D, Field, Kernel<D>>> update_;
@@ -250,7 +259,7 @@ struct CellModelOf {
 
 /// Registers a kernel given by one cell's update (CellModel).
 template <template <int> class Kernel>
-void register_cell_kernel(core::DeckKernel deck, std::function<void(const core::Deck&)> check = {}) {
+void register_cell_kernel(deck::DeckKernel deck, std::function<void(const deck::Deck&)> check = {}) {
   register_kernel({std::move(deck), &dispatch_dims<CellModelOf<Kernel>::template type>, std::move(check)});
 }
 

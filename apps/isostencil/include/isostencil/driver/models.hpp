@@ -4,9 +4,9 @@
 
 #include "isostencil/driver/run.hpp"
 
-#include "isostencil/core/deck.hpp"
 #include "isostencil/core/decomposition.hpp"
 #include "isostencil/core/grid.hpp"
+#include "isostencil/deck/deck.hpp"
 
 #include "iso/error.hpp"
 
@@ -17,7 +17,7 @@
 
 namespace isostencil::driver {
 
-inline core::HaloOptions halo_options(const core::Deck& deck) {
+inline core::HaloOptions halo_options(const deck::Deck& deck) {
   core::HaloOptions options;
   options.algorithm = deck.algorithm();
   options.verify = true;
@@ -26,7 +26,7 @@ inline core::HaloOptions halo_options(const core::Deck& deck) {
 
 /// Collective. Decomposition errors (the same on every rank) become deck
 /// errors naming grid.procs or grid.extent.
-inline std::shared_ptr<const core::Decomposition> make_decomposition(const core::Deck& deck) {
+inline std::shared_ptr<const core::Decomposition> make_decomposition(const deck::Deck& deck) {
   try {
     return std::make_shared<const core::Decomposition>(MPI_COMM_WORLD, deck.grid.extent,
                                                        deck.grid.periodic, deck.grid.procs);
@@ -39,7 +39,7 @@ inline std::shared_ptr<const core::Decomposition> make_decomposition(const core:
 /// Collective. Grid errors (a halo wider than a subdomain: the same on every
 /// rank) become deck errors naming the stencil.
 template <int D>
-core::Grid<D> make_grid(const core::Deck& deck, std::shared_ptr<const core::Decomposition> decomposition,
+core::Grid<D> make_grid(const deck::Deck& deck, std::shared_ptr<const core::Decomposition> decomposition,
                         core::Stencil stencil) {
   try {
     return core::Grid<D>(std::move(decomposition), std::move(stencil));

@@ -22,9 +22,9 @@
 #include "isostencil/driver/context.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
-#include "isostencil/core/deck.hpp"
 #include "isostencil/core/grid.hpp"
 #include "isostencil/core/output.hpp"
+#include "isostencil/deck/deck.hpp"
 #include "isostencil/kernels/update.hpp"
 
 #include "iso/error.hpp"
@@ -45,7 +45,7 @@ namespace isostencil::driver {
 
 /// What `run` was asked to do.
 struct Setup {
-  const core::Deck* deck = nullptr;
+  const deck::Deck* deck = nullptr;
   MpiContext mpi;
   bool quiet = false;
   /// Open checkpoint when restarting (the models read their state from it;
@@ -191,7 +191,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
 /// The time loop (collective).
 template <class Model>
 int drive(Model& model, const Setup& setup, const std::string& stencil_text, double setup_seconds) {
-  const core::Deck& deck = *setup.deck;
+  const deck::Deck& deck = *setup.deck;
   const core::Decomposition& decomposition = model.decomposition();
   Report report;
   report.kernel = deck.kernel.name;
@@ -347,10 +347,10 @@ int run_advection(const Setup& setup);
 /// Collective: the kernel inputs the deck schema cannot judge (a Life rule,
 /// an RLE pattern file: read by rank 0, parsed by every rank), checked before
 /// anything is created or computed. Throws DeckError on every rank alike.
-void check_kernel_inputs(const core::Deck& deck);
+void check_kernel_inputs(const deck::Deck& deck);
 
 /// `deck.fail(key, ...)` for an iso::Error the kernels raise while the deck
 /// is turned into a run (every rank throws the same): "<location>: error: <message>".
-[[noreturn]] void fail_with(const core::Deck& deck, const std::string& key, const std::exception& error);
+[[noreturn]] void fail_with(const deck::Deck& deck, const std::string& key, const std::exception& error);
 
 }  // namespace isostencil::driver

@@ -1,0 +1,24 @@
+// Checks of a parsed deck against the run it describes: the rank count
+// (check_decomposition) and the output directory (check_output_writable).
+#pragma once
+
+#include "isostencil/deck/deck.hpp"
+
+#include <mpi.h>
+
+namespace isostencil::deck {
+
+/// Checks the deck against a run on `num_procs` processes (not collective):
+/// the process grid MPI_Dims_create gives (grid.procs kept), at least one
+/// cell per process, no halo wider than the smallest subdomain. Throws
+/// DeckError naming grid.procs, grid.extent or stencil.radius.
+void check_decomposition(const Deck& deck, int num_procs);
+
+/// Collective: creates output.dir (rank 0) and writes and removes a temporary
+/// file there on every rank; throws the same DeckError on every rank (naming
+/// output.dir's location) when any rank cannot. With `create` false nothing
+/// is created: an existing output.dir is probed, a missing one must have a
+/// writable nearest existing ancestor (`isostencil check`).
+void check_output_writable(MPI_Comm comm, const Deck& deck, bool create = true);
+
+}  // namespace isostencil::deck
