@@ -30,8 +30,8 @@
 #include "isostencil/kernels/life.hpp"
 
 #include "bench_main.hpp"
-#include "report.hpp"
-#include "stats.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>

@@ -20,8 +20,8 @@
 #include "isostencil/kernels/life.hpp"
 
 #include "bench_main.hpp"
-#include "report.hpp"
-#include "timing.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/timing.hpp"
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>

@@ -21,7 +21,7 @@
 // three ways take turns repetition by repetition; the median per call is
 // printed. Each received message is checked against the sender's data first.
 #include "bench_main.hpp"
-#include "stats.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <mpi.h>
 #include <CLI/CLI.hpp>

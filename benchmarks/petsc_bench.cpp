@@ -28,9 +28,9 @@
 #include "isostencil/kernels/jacobi.hpp"
 
 #include "bench_main.hpp"
-#include "report.hpp"
-#include "stats.hpp"
-#include "timing.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/stats.hpp"
+#include "isostencil/bench/timing.hpp"
 
 #include "iso/error.hpp"
 

@@ -39,7 +39,7 @@ install(TARGETS ${_iso_framework_targets} EXPORT isostencilTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(dir IN ITEMS core/include kernels/include apps/plan/include apps/deck/include apps/isostencil/include)
+foreach(dir IN ITEMS core/include kernels/include apps/plan/include apps/deck/include apps/driver/include)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/isostencil DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 

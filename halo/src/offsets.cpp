@@ -17,28 +17,6 @@ namespace {
 
 constexpr std::int64_t max_named_offsets = 1'000'000;
 
-std::string trim(const std::string& text) {
-  const char* space = " \t\r\n";
-  auto first = text.find_first_not_of(space);
-  if (first == std::string::npos) return "";
-  auto last = text.find_last_not_of(space);
-  return text.substr(first, last - first + 1);
-}
-
-// Strict integer: optional sign, digits, surrounding blanks; nothing else.
-bool parse_integer(const std::string& text, long long& value) {
-  std::string t = trim(text);
-  if (t.empty()) return false;
-  std::size_t start = (t[0] == '+' || t[0] == '-') ? 1 : 0;
-  if (start == t.size()) return false;
-  for (std::size_t k = start; k < t.size(); ++k)
-    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  value = std::strtoll(t.c_str(), &end, 10);
-  return errno == 0 && end == t.c_str() + t.size();
-}
-
 std::vector<std::string> split(const std::string& text, char separator) {
   std::vector<std::string> parts;
   std::string::size_type begin = 0;
@@ -116,12 +94,33 @@ NamedOffsets moore_named(int d, int r) {
 
 }  // namespace
 
+std::string trim_blanks(const std::string& text) {
+  const char* space = " \t\r\n";
+  auto first = text.find_first_not_of(space);
+  if (first == std::string::npos) return "";
+  auto last = text.find_last_not_of(space);
+  return text.substr(first, last - first + 1);
+}
+
+bool parse_strict_integer(const std::string& text, long long& value) {
+  std::string t = trim_blanks(text);
+  if (t.empty()) return false;
+  std::size_t start = (t[0] == '+' || t[0] == '-') ? 1 : 0;
+  if (start == t.size()) return false;
+  for (std::size_t k = start; k < t.size(); ++k)
+    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return false;
+  errno = 0;
+  char* end = nullptr;
+  value = std::strtoll(t.c_str(), &end, 10);
+  return errno == 0 && end == t.c_str() + t.size();
+}
+
 MooreShape parse_moore(const std::string& text, std::int64_t max_offsets, const std::string& name) {
   auto colon = text.find(':');
   long long dims = 0;
   long long radius = 0;
-  if (colon == std::string::npos || !parse_integer(text.substr(0, colon), dims) ||
-      !parse_integer(text.substr(colon + 1), radius))
+  if (colon == std::string::npos || !parse_strict_integer(text.substr(0, colon), dims) ||
+      !parse_strict_integer(text.substr(colon + 1), radius))
     throw Error(name + ": expected D:R (dimension and radius, e.g. 3:1), got " + quoted(text));
   const std::string where = name + " " + text + ": ";
   if (dims < 1) throw Error(where + "dimension D must be >= 1");
@@ -162,7 +161,7 @@ OffsetList read_offsets_file(const std::string& path, const std::string& name) {
     // Blanks separate coordinates too: "1 0 -1" reads like "1,0,-1".
     std::string text;
     bool pending_blank = false;
-    for (char c : trim(line)) {
+    for (char c : trim_blanks(line)) {
       if (c == ' ' || c == '\t' || c == '\r') {
         pending_blank = true;
         continue;
@@ -174,7 +173,7 @@ OffsetList read_offsets_file(const std::string& path, const std::string& name) {
     if (text.empty()) continue;
     const std::string where = path + ":" + std::to_string(line_number) + ": ";
     if (text.find(';') != std::string::npos)
-      throw Error(where + "one offset per line (no ';'), got " + quoted(trim(line)));
+      throw Error(where + "one offset per line (no ';'), got " + quoted(trim_blanks(line)));
     OffsetList one;
     try {
       one = OffsetList::parse(text);
@@ -182,7 +181,7 @@ OffsetList read_offsets_file(const std::string& path, const std::string& name) {
       throw Error(where + error.what());
     }
     if (offsets.dims() != 0 && one.dims() != offsets.dims())
-      throw Error(where + "offset " + quoted(trim(line)) + " has " + std::to_string(one.dims()) +
+      throw Error(where + "offset " + quoted(trim_blanks(line)) + " has " + std::to_string(one.dims()) +
                   " coordinates, the first offset has " + std::to_string(offsets.dims()));
     try {
       offsets.push_back(std::vector<int>(one[0], one[0] + one.dims()));

@@ -117,7 +117,7 @@ Routes route_linear(const OffsetList& offsets) {
   return routes;
 }
 
-// P_j and M_j of 3.1: the farthest reach forward and backward in dimension j.
+// P_j and M_j of docs/design/schedules.md#torus: the farthest reach forward and backward in dimension j.
 std::pair<int, int> unit_hops(const OffsetList& offsets, int j) {
   int forward = 0, backward = 0;
   for (int i = 0; i < offsets.size(); ++i) {
@@ -127,7 +127,7 @@ std::pair<int, int> unit_hops(const OffsetList& offsets, int j) {
   return {forward, backward};
 }
 
-// 3.1: per dimension, P_j unit hops forward, then M_j unit hops backward.
+// docs/design/schedules.md#torus: per dimension, P_j unit hops forward, then M_j unit hops backward.
 Routes route_torus(const OffsetList& offsets) {
   const int d = offsets.dims();
   const int s = offsets.size();
@@ -159,7 +159,7 @@ Routes route_torus(const OffsetList& offsets) {
   return routes;
 }
 
-// 3.2: per dimension, one direct shift per distinct nonzero coordinate value.
+// docs/design/schedules.md#direct: per dimension, one direct shift per distinct nonzero coordinate value.
 Routes route_direct(const OffsetList& offsets) {
   const int d = offsets.dims();
   const int s = offsets.size();
@@ -214,7 +214,7 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
               "\" has no schedule of its own (use linear, torus or direct)");
 }
 
-// Per-process view of the grid: existence tests of ALGORITHMS.md 3.5.
+// Per-process view of the grid: existence tests of docs/design/mesh.md#filtering-a-schedule.
 class Locator {
 public:
   Locator(const CartGeometry& grid, const int* coords)
@@ -303,7 +303,7 @@ void finish_schedule(Schedule& schedule, Locator& here) {
   }
 }
 
-// 3.3: each block walks its own path; double buffering between R[i] and T[i]
+// docs/design/schedules.md#zero-copy-double-buffering: each block walks its own path; double buffering between R[i] and T[i]
 // so that the last hop lands in R[i]. Also serves linear allgather, whose
 // single hop per block always sends the one send block.
 Schedule blockwise_schedule(const OffsetList& offsets, const Routes& routes, Algorithm algorithm,
@@ -339,7 +339,7 @@ Schedule blockwise_schedule(const OffsetList& offsets, const Routes& routes, Alg
   return schedule;
 }
 
-// 3.4: the trie of all path prefixes; one entry per trie node.
+// docs/design/schedules.md#allgather: the trie of all path prefixes; one entry per trie node.
 struct Trie {
   struct Node {
     std::vector<int> displacement;

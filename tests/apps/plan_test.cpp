@@ -1,4 +1,4 @@
-// The plan library: ALGORITHMS.md's reference table row by row, mesh figures
+// The plan library: the Moore table of docs/design/schedules.md#figures row by row, mesh figures
 // against an independent brute-force count, and the text/JSON reports.
 #include "isostencil/plan.hpp"
 #include "isostencil/spec.hpp"
@@ -37,7 +37,7 @@ long ipow(long base, int exponent) {
   return result;
 }
 
-// ALGORITHMS.md 3.2, "Reference figures for Moore neighborhoods (self excluded)".
+// docs/design/schedules.md#figures, the Moore table (self excluded).
 struct TableRow {
   int d, r;
   long s, rounds, volume_hop, volume_direct, volume_allgather;
@@ -126,8 +126,8 @@ TEST(Plan, TorusFiguresDoNotDependOnGridSize) {
   }
 }
 
-// --- An independent count of the alltoall figures (ALGORITHMS.md 2, 3.1, 3.2,
-// 3.5): walk every block of every origin along its path; an entry exists iff
+// --- An independent count of the alltoall figures (docs/design/schedules.md#round-lists,
+// docs/design/mesh.md#filtering-a-schedule): walk every block of every origin along its path; an entry exists iff
 // the origin and the final target exist.
 struct Move {
   int round;

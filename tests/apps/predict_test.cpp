@@ -211,7 +211,7 @@ TEST(Predict, ChoiceFlipsFromTorusToLinearWithTheBlockSize) {
 }
 
 // The same model on a 2 x 2 x 2 torus: every process sends several blocks to
-// each of its 7 partners, so mpi is no candidate (ALGORITHMS.md 4); the
+// each of its 7 partners, so mpi is no candidate (docs/design/irregular.md#repeated-partners-on-tiny-tori); the
 // schedules and their costs are those of the 16^3 torus above, so linear wins
 // from about 3214-byte blocks on, and torus at 512 bytes.
 TEST(Predict, ChoiceFlipsFromTorusToLinearWhereMpiIsExcluded) {

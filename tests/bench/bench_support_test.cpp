@@ -1,9 +1,9 @@
 // Unit tests of iso-bench's pure parts: the statistics of the paper's method
 // (quantiles, Tukey's rule with 3 x IQR, median of launch medians), the
 // neighborhood specifications and the CSV form.
-#include "neighborhoods.hpp"
-#include "report.hpp"
-#include "stats.hpp"
+#include "isostencil/bench/neighborhoods.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include "isostencil/spec.hpp"
 

@@ -132,7 +132,7 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
   ScopedLayouts layouts(make_layout_pair(c.kind_for_rank(world_rank()), c.elements));
   // MPI_Neighbor_* is a reference where partners are distinct, or where the
   // MPI library pairs repeated edges in order (Open MPI 4.1; MPICH 4.0.2
-  // reverses them, ALGORITHMS.md 4, docs/mpich.md). Agreed over ranks, as the
+  // reverses them, docs/design/irregular.md#repeated-partners-on-tiny-tori, docs/mpich.md). Agreed over ranks, as the
   // call is collective. Algorithm::mpi runs everywhere: it merges a repeated
   // partner's blocks into one edge.
   const bool reference_trusted =

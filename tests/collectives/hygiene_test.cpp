@@ -1,7 +1,7 @@
 // MPI handle hygiene: operations run many times leave no request pending and
 // create none per start; destroying neighborhoods and operations frees every
 // request, datatype and communicator they made; start/test/wait allocate
-// nothing (ALGORITHMS.md 3.3, "start/wait run them with no allocation").
+// nothing (docs/design/layers.md#plan-once-run-many).
 #include "allocation_counter.hpp"
 #include "collectives_support.hpp"
 #include "mpi_handle_counters.hpp"

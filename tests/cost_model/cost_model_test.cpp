@@ -1,4 +1,4 @@
-// The cost model of ALGORITHMS.md section 5 (iso/cost_model.hpp): model files
+// The cost model of docs/design/cost-model.md (iso/cost_model.hpp): model files
 // (round trip, errors naming file and line), predictions checked against hand
 // computations, the automatic choice agreeing over ranks, and a short
 // calibration. Algorithm::automatic runs on the built-in figures here

@@ -6,7 +6,7 @@
 // compile and run check), periodic, non-periodic and mixed, even and uneven
 // extents, process grids from MPI_Dims_create, {world,1,..}, {1,..,world}
 // and {2,0,..}, every algorithm (mpi too where a rank has a partner in
-// several directions: tiny tori, ALGORITHMS.md 4).
+// several directions: tiny tori, docs/design/irregular.md#repeated-partners-on-tiny-tori).
 #include "grid_test_support.hpp"
 
 #include <gtest/gtest.h>

@@ -170,7 +170,7 @@ struct Case {
 };
 
 // Whether some rank of the neighborhood meets one partner twice: where MPI
-// libraries' own neighborhood collectives are not to be trusted (ALGORITHMS.md 4).
+// libraries' own neighborhood collectives are not to be trusted (docs/design/irregular.md#repeated-partners-on-tiny-tori).
 bool repeated_partners(const iso::Neighborhood& nbh) {
   std::vector<int> targets;
   for (int i = 0; i < nbh.size(); ++i)

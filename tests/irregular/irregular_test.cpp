@@ -3,7 +3,7 @@
 // edges, corners of a 3-D array with ghost layers), vector and other derived
 // datatypes with different send and receive types of equal signature, the
 // paper's Figure 3 block sizes m^(d - ||v||), uneven per-process block sizes
-// obeying the rule of ALGORITHMS.md 3.6, zero-size blocks, random
+// obeying the rule of docs/design/irregular.md#the-signature-rule, zero-size blocks, random
 // neighborhoods on random grids. Every result is compared bitwise with the
 // data expected from the source ranks (blocks without a source must stay
 // untouched), with the linear algorithm and with MPI_Neighbor_alltoallw.

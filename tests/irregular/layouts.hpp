@@ -1,5 +1,5 @@
 // Layout functions of the irregular tests: block sizes as functions of the
-// offset and of the process coordinates (obeying the rule of ALGORITHMS.md 3.6:
+// offset and of the process coordinates (obeying the rule of docs/design/irregular.md#the-signature-rule:
 // block i's size may depend on the coordinates only in dimensions where
 // v_ij == 0), each block described by one of several datatype shapes that
 // differ between blocks, sides and processes (only signatures must match).

@@ -1,5 +1,5 @@
 // OperationOptions::verify_signatures: a block size that does not pair up
-// between sender and receiver (or breaks the rule of ALGORITHMS.md 3.6) is the
+// between sender and receiver (or breaks the rule of docs/design/irregular.md#the-signature-rule) is the
 // same iso::Error on every rank, for every algorithm, and never a hang; the
 // neighborhood stays usable afterwards.
 #include "irregular_support.hpp"

@@ -1,9 +1,9 @@
 // Test-only tools for the pure schedule computation (no MPI):
 //
 //  * a symbolic simulator that executes one Schedule per process of a virtual
-//    process grid and checks every rule of ALGORITHMS.md 3.3-3.5 (slot
+//    process grid and checks every rule of docs/design/schedules.md#buffer-scheme and docs/design/mesh.md (slot
 //    discipline, send/receive pairing, final placement, untouched blocks);
-//  * a small, deliberately naive reference of the spec (ALGORITHMS.md 2-3.5),
+//  * a small, deliberately naive reference of the spec (docs/design/schedules.md and docs/design/mesh.md),
 //    written from the text and not from halo/src/schedule.cpp. It serves as an
 //    oracle for per-process figures and as a known-good input for checking that
 //    the simulator itself accepts correct schedules and rejects broken ones.
@@ -61,8 +61,8 @@ namespace ref {
 /// dimension and distinct nonzero value c ascending.
 std::vector<std::vector<int>> round_list(const iso::OffsetList& offsets, iso::Algorithm algorithm);
 
-/// The spec's schedule of the process at `coords` (3.3 double buffering, 3.4
-/// trie, 3.5 mesh filter with T2 redirection). Only what the spec fixes is
+/// The spec's schedule of the process at `coords` (double buffering and allgather
+/// trie of docs/design/schedules.md, mesh filter with T2 redirection of docs/design/mesh.md). Only what the spec fixes is
 /// meant to be compared with the implementation: counts, round indices, and the
 /// outcome in the simulator.
 iso::Schedule build_schedule(const iso::OffsetList& offsets, const iso::CartGeometry& grid,

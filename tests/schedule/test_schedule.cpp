@@ -1,4 +1,4 @@
-// Independent tests of the pure schedule computation (ALGORITHMS.md 2-3.5),
+// Independent tests of the pure schedule computation (docs/design/schedules.md and docs/design/mesh.md),
 // written from the spec. No MPI is used here.
 #include "simulator.hpp"
 
@@ -239,7 +239,7 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
   }
   // 1. Round list exactly as the spec defines it.
   if (list.shifts != schedtest::ref::round_list(v, algorithm))
-    findings.add("round list differs from ALGORITHMS.md", what);
+    findings.add("round list differs from docs/design/schedules.md", what);
 
   // 2. The simulator.
   const schedtest::SimResult sim = schedtest::simulate(v, grid, collective, all, &list);
@@ -255,7 +255,7 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
     break;
   }
 
-  // 3. Per-process counts equal the spec's filter (3.5 "keep iff").
+  // 3. Per-process counts equal the spec's filter (docs/design/mesh.md#filtering-a-schedule).
   std::vector<int> coords(grid.dims());
   for (int rank = 0; rank < grid.num_procs(); ++rank) {
     const Schedule& sc = all[rank];
@@ -365,7 +365,7 @@ void check_all_algorithms(const Case& c, const std::string& tag, Findings& findi
 }  // namespace
 
 // ===========================================================================
-// 1. Counts of ALGORITHMS.md 3.2
+// 1. Counts of docs/design/schedules.md#figures
 
 struct TableRow {
   int d, r;
@@ -422,7 +422,7 @@ TEST(ScheduleCounts, TableBuildSchedule) {
       EXPECT_EQ(sc.num_blocks, row.s);
       EXPECT_EQ(static_cast<long>(iso::build_round_list(v, w.a).shifts.size()), w.rounds);
       if (w.c == Collective::allgather && w.a != Algorithm::linear) {
-        // 3.4: for Moore neighborhoods every trie node is owned: no temporary buffer.
+        // docs/design/schedules.md#allgather: for Moore neighborhoods every trie node is owned: no temporary buffer.
         EXPECT_EQ(schedtest::count_temp_slots(sc), 0);
         EXPECT_TRUE(sc.copies.empty());
       }
@@ -580,7 +580,7 @@ TEST(ScheduleSimulator, ReferenceSchedulesPass) {
 }
 
 TEST(ScheduleSimulator, SharedPrefixAllgatherCase) {
-  // ALGORITHMS.md 3.4: the published code loses data for this neighborhood.
+  // docs/design/schedules.md#allgather: the published code loses data for this neighborhood.
   const OffsetList v(4, {1, -1, 0, 0, 1, 0, 0, 1});
   const std::vector<CartGeometry> grids = {
       make_torus({2, 2, 2, 2}), make_torus({3, 3, 3, 3}), make_mesh({2, 2, 2, 2}), make_mesh({3, 2, 2, 3}),

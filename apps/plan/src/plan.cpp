@@ -379,7 +379,7 @@ std::string format_model_text(const iso::CostModel& model, const std::string& no
 }
 
 std::string format_predictions_text(const Predictions& predictions) {
-  std::string out = "predicted time per call (ALGORITHMS.md 5)\n";
+  std::string out = "predicted time per call (docs/design/cost-model.md)\n";
   out += format_model_text(predictions.model, predictions.model_note);
   if (predictions.torus)
     out +=
@@ -393,8 +393,8 @@ std::string format_predictions_text(const Predictions& predictions) {
   if (!predictions.mpi_candidate)
     out +=
         "  mpi         not a candidate of auto: a process sends two blocks to the same rank\n"
-        "              (tiny torus; MPI libraries' own collectives are unsafe there, ALGORITHMS.md "
-        "4)\n";
+        "              (tiny torus; MPI libraries' own collectives are unsafe there, "
+        "docs/design/irregular.md#repeated-partners-on-tiny-tori)\n";
   for (const auto& size : predictions.sizes) {
     out += fmt::format("\nblocks of {} bytes\n", size.block_bytes);
     Table table({"collective", "algorithm", "rounds", "volume [blocks]", "volume [bytes]",

@@ -1,5 +1,7 @@
 #include "isostencil/spec.hpp"
 
+#include "iso/offsets.hpp"
+
 #include "iso/error.hpp"
 
 #include <algorithm>
@@ -12,28 +14,6 @@
 namespace isostencil {
 
 namespace {
-
-std::string trim(const std::string& text) {
-  const char* space = " \t\r\n";
-  auto first = text.find_first_not_of(space);
-  if (first == std::string::npos) return "";
-  auto last = text.find_last_not_of(space);
-  return text.substr(first, last - first + 1);
-}
-
-// Strict integer: optional sign, digits, surrounding blanks; nothing else.
-bool parse_integer(const std::string& text, long long& value) {
-  std::string t = trim(text);
-  if (t.empty()) return false;
-  std::size_t start = (t[0] == '+' || t[0] == '-') ? 1 : 0;
-  if (start == t.size()) return false;
-  for (std::size_t k = start; k < t.size(); ++k)
-    if (!std::isdigit(static_cast<unsigned char>(t[k]))) return false;
-  errno = 0;
-  char* end = nullptr;
-  value = std::strtoll(t.c_str(), &end, 10);
-  return errno == 0 && end == t.c_str() + t.size();
-}
 
 std::string lower(std::string text) {
   for (char& c : text)
@@ -57,8 +37,8 @@ std::vector<long long> parse_integer_list(const std::string& text, const std::st
   std::string part;
   while (std::getline(parts, part, ',')) {
     long long value = 0;
-    if (!parse_integer(part, value))
-      throw UsageError(option + " " + text + ": \"" + trim(part) + "\" is not an integer");
+    if (!iso::parse_strict_integer(part, value))
+      throw UsageError(option + " " + text + ": \"" + iso::trim_blanks(part) + "\" is not an integer");
     values.push_back(value);
   }
   if (!text.empty() && text.back() == ',') throw UsageError(option + " " + text + ": trailing ','");
@@ -113,13 +93,13 @@ std::vector<bool> parse_periodic(const std::string& text, int dims) {
   std::stringstream parts(text);
   std::string part;
   while (std::getline(parts, part, ',')) {
-    std::string flag = lower(trim(part));
+    std::string flag = lower(iso::trim_blanks(part));
     if (flag == "1" || flag == "true" || flag == "yes" || flag == "y" || flag == "t")
       flags.push_back(true);
     else if (flag == "0" || flag == "false" || flag == "no" || flag == "n" || flag == "f")
       flags.push_back(false);
     else
-      throw UsageError("--periodic " + text + ": \"" + trim(part) +
+      throw UsageError("--periodic " + text + ": \"" + iso::trim_blanks(part) +
                        "\" is not a flag (use 1 or 0, true or false)");
   }
   if (!text.empty() && text.back() == ',')

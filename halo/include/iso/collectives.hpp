@@ -83,7 +83,7 @@ Operation allgather_init(const Neighborhood& neighborhood, const void* sendbuf, 
 /// Irregular all-to-all: block i is sendcounts[i] elements of sendtype at
 /// sendbuf + sdispls[i]*extent(sendtype); likewise for the receive side.
 ///
-/// Signature rule (ALGORITHMS.md 3.6): the type signature of block i may differ
+/// Signature rule (docs/design/irregular.md#the-signature-rule): the type signature of block i may differ
 /// between processes only through the coordinates of dimensions where offset
 /// v_i is zero, and send block i at x must match receive block i at x (+) v_i.
 /// Blocks travel through intermediate processes described by *their* receive

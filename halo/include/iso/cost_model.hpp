@@ -1,4 +1,4 @@
-// Cost model for choosing an algorithm (ALGORITHMS.md section 5).
+// Cost model for choosing an algorithm (docs/design/cost-model.md).
 //
 // A round costs  alpha + beta * bytes + gamma * entries  (latency, inverse
 // bandwidth, datatype cost per block entry); a schedule costs the sum of its

@@ -32,6 +32,12 @@ struct MooreShape {
   int radius = 0;
 };
 
+/// `text` without leading and trailing blanks (space, tab, CR, LF).
+std::string trim_blanks(const std::string& text);
+/// Strict integer: an optional sign and digits, blanks around; nothing else
+/// (no "1e3", "0x10", "3.0"). False when it is not one or is out of range.
+bool parse_strict_integer(const std::string& text, long long& value);
+
 /// Parses "D:R" (1 <= D <= 64, R >= 0, at most `max_offsets` offsets counting
 /// the centre). Messages start with `name` ("--moore: expected D:R ...",
 /// "--moore 0:1: dimension D must be >= 1").

@@ -1,4 +1,4 @@
-// Pure schedule computation (ALGORITHMS.md sections 2-3.5): no MPI calls.
+// Pure schedule computation (docs/design/schedules.md and docs/design/mesh.md): no MPI calls.
 //
 // Every process computes the same global round list from the offsets; a
 // process's schedule is that list filtered for its coordinate (non-periodic
@@ -16,10 +16,10 @@ namespace iso {
 
 enum class Algorithm {
   linear,  ///< straightforward: one round per nonzero offset (paper, Listing 4)
-  torus,   ///< message combining over immediate torus links (3.1)
-  direct,  ///< message combining with direct shifts along each dimension (3.2)
+  torus,   ///< message combining over immediate torus links (docs/design/schedules.md#torus)
+  direct,  ///< message combining with direct shifts along each dimension (docs/design/schedules.md#direct)
   mpi,     ///< the MPI library's own neighborhood collective (no schedule here)
-  automatic,  ///< chosen per operation by the cost model (ALGORITHMS.md 5)
+  automatic,  ///< chosen per operation by the cost model (docs/design/cost-model.md#how-auto-chooses)
 };
 enum class Collective { alltoall, allgather };
 
@@ -52,7 +52,7 @@ enum class AlgorithmNames {
 std::string algorithm_names(AlgorithmNames which = AlgorithmNames::all, const std::string& separator = ", ",
                             const char* last_separator = nullptr);
 
-/// The four buffers of ALGORITHMS.md: S, R, T and the mesh redirection T2.
+/// The four buffers of docs/design/schedules.md#buffer-scheme: S, R, T and the mesh redirection T2.
 enum class Buffer : std::uint8_t { send, recv, temp, temp2 };
 const char* to_string(Buffer buffer);
 

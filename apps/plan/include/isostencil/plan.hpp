@@ -50,7 +50,7 @@ std::string format_plan_text(const Plan& plan);
 /// {"dims", "neighbors", "procs", "periodic", "algorithms": {alg: {coll: {...}}}}
 nlohmann::ordered_json plan_to_json(const Plan& plan);
 
-/// "S[3]", "R[0]", "T[12]", "T2[5]": a block slot as ALGORITHMS.md names it.
+/// "S[3]", "R[0]", "T[12]", "T2[5]": a block slot as docs/design/schedules.md#buffer-scheme names it.
 std::string format_block(const iso::BlockRef& block);
 /// Every round of one process's schedule: shift, partners, blocks; then the
 /// local copies and temporary slots.
@@ -59,7 +59,7 @@ std::string format_schedule_text(const iso::Schedule& schedule, const iso::CartG
 nlohmann::ordered_json schedule_to_json(const iso::Schedule& schedule);
 
 // ---------------------------------------------------------------------------
-// Predictions under the cost model (ALGORITHMS.md 5; `plan --predict`, `demo`).
+// Predictions under the cost model (docs/design/cost-model.md#predicting-with-plan; `plan --predict`, `demo`).
 // Pure computation with the library's own predict_execution_seconds and
 // predict_native_seconds, and the rule of Algorithm::automatic
 // (iso::cheapest_algorithm over iso::automatic_candidates()).
@@ -96,7 +96,7 @@ struct Predictions {
   long processes = 0;            ///< processes of the grid
   long processes_evaluated = 0;  ///< 1 on a torus, all on a mesh
   /// False where some process sends two blocks to the same rank (tiny tori):
-  /// automatic never picks mpi there (ALGORITHMS.md 4).
+  /// automatic never picks mpi there (docs/design/irregular.md#repeated-partners-on-tiny-tori).
   bool mpi_candidate = true;
   std::vector<SizePrediction> sizes;
 };

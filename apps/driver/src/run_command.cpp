@@ -17,6 +17,8 @@
 #include "isostencil/deck/checks.hpp"
 #include "isostencil/deck/deck.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -28,12 +30,6 @@
 namespace isostencil::cli {
 
 namespace {
-
-std::string join_longs(const std::vector<long>& values) {
-  std::string text;
-  for (std::size_t i = 0; i < values.size(); ++i) text += (i ? "x" : "") + std::to_string(values[i]);
-  return text;
-}
 
 class RunCommand final : public Command {
 public:
@@ -91,9 +87,9 @@ private:
         deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
         if (deck.kernel.name != info.kernel || deck.grid.extent != info.global_extent)
           throw deck::DeckError("--restart " + restart_path_ + ": error: the checkpoint holds a " +
-                                info.kernel + " run on " + join_longs(info.global_extent) +
+                                info.kernel + " run on " + fmt::format("{}", fmt::join(info.global_extent, "x")) +
                                 " cells; the deck " + deck.source + " describes " + deck.kernel.name +
-                                " on " + join_longs(deck.grid.extent) +
+                                " on " + fmt::format("{}", fmt::join(deck.grid.extent, "x")) +
                                 " (leave DECK out to use the checkpoint's own deck)");
       }
       if (info.step > deck.run.steps)

@@ -8,8 +8,8 @@
 // A point is one (operation, neighborhood, block size).
 #pragma once
 
-#include "neighborhoods.hpp"
-#include "report.hpp"
+#include "isostencil/bench/neighborhoods.hpp"
+#include "isostencil/bench/report.hpp"
 
 #include "iso/collectives.hpp"
 #include "iso/neighborhood.hpp"

@@ -1,4 +1,4 @@
-#include "stats.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "neighborhoods.hpp"
+#include "isostencil/bench/neighborhoods.hpp"
 
 #include "isostencil/spec.hpp"
 

@@ -42,7 +42,7 @@ void add_neighborhood_options(CLI::App& app, NeighborhoodArgs& args, const std::
 CLI::Option* add_model_options(CLI::App& app, ModelArgs& args, const std::string& default_help) {
   auto* model =
       app.add_option("--model", args.model,
-                     "cost model (ALGORITHMS.md 5): a FILE of \"alpha = ...\" lines "
+                     "cost model (docs/design/cost-model.md): a FILE of \"alpha = ...\" lines "
                      "(beta, gamma, delta too), defaults (built-in figures) or "
                      "calibrate (measure now on MPI_COMM_WORLD, a second or two; run under "
                      "mpirun). Default: " +

@@ -1,6 +1,6 @@
-#include "report.hpp"
+#include "isostencil/bench/report.hpp"
 
-#include "stats.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -3,8 +3,8 @@
 // the ranks; and the reductions over ranks the benchmarks report.
 #pragma once
 
-#include "report.hpp"
-#include "stats.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <mpi.h>
 

@@ -2,6 +2,7 @@
 #include "isostencil/driver/run.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -19,21 +20,13 @@ namespace isostencil::driver {
 
 namespace {
 
-std::string join_longs(const std::vector<long>& values, const char* separator) {
-  std::string text;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    text += (i ? separator : "") + std::to_string(values[i]);
-  return text;
-}
-
 std::string grid_text(const core::Decomposition& decomposition) {
-  std::vector<long> procs(decomposition.process_dims().begin(), decomposition.process_dims().end());
   std::string periodic;
   for (int j = 0; j < decomposition.dims(); ++j)
     periodic += std::string(j ? ", " : "") + (decomposition.periodic()[j] ? "periodic" : "bounded");
-  return join_longs(decomposition.global_extent(), "x") + " (" + periodic + ") on " +
+  return fmt::format("{}", fmt::join(decomposition.global_extent(), "x")) + " (" + periodic + ") on " +
          std::to_string(decomposition.num_procs()) + " rank" +
-         (decomposition.num_procs() == 1 ? "" : "s") + " as " + join_longs(procs, "x");
+         (decomposition.num_procs() == 1 ? "" : "s") + " as " + fmt::format("{}", fmt::join(decomposition.process_dims(), "x"));
 }
 
 std::string seconds_text(double seconds) {
@@ -45,7 +38,7 @@ std::string seconds_text(double seconds) {
 }
 
 std::string steps_list(const std::vector<long>& steps) {
-  if (steps.size() <= 6) return join_longs(steps, ", ");
+  if (steps.size() <= 6) return fmt::format("{}", fmt::join(steps, ", "));
   return std::to_string(steps[0]) + ", " + std::to_string(steps[1]) + ", ..., " +
          std::to_string(steps.back()) + " (" + std::to_string(steps.size()) + " steps)";
 }

@@ -3,7 +3,7 @@
 // rank 0 prints at the end.
 #include "collectives.hpp"
 
-#include "stats.hpp"
+#include "isostencil/bench/stats.hpp"
 
 #include <fmt/format.h>
 

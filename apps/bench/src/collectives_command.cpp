@@ -5,7 +5,7 @@
 // over, median of the medians with min and max. One CSV row per
 // (operation, neighborhood, size, contender). This file: the command line and
 // the measurement loop; collectives.hpp names the other pieces.
-#include "bench.hpp"
+#include "isostencil/bench/bench.hpp"
 #include "collectives.hpp"
 
 #include "isostencil/spec.hpp"

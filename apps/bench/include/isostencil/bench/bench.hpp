@@ -2,9 +2,9 @@
 // in timing.hpp).
 #pragma once
 
-#include "report.hpp"
-#include "stats.hpp"
-#include "timing.hpp"
+#include "isostencil/bench/report.hpp"
+#include "isostencil/bench/stats.hpp"
+#include "isostencil/bench/timing.hpp"
 
 #include <CLI/CLI.hpp>
 #include <mpi.h>

@@ -13,6 +13,7 @@
 #include "isostencil/core/decomposition.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mpi.h>
 
 #include <cerrno>
@@ -26,13 +27,6 @@
 namespace isostencil::cli {
 
 namespace {
-
-std::string join_longs(const std::vector<long>& values, const char* separator) {
-  std::string text;
-  for (std::size_t i = 0; i < values.size(); ++i)
-    text += (i ? separator : "") + std::to_string(values[i]);
-  return text;
-}
 
 class CheckCommand final : public Command {
 public:
@@ -69,9 +63,9 @@ public:
         std::cout << fmt::format(
             "{}: OK\n  kernel {}, {}-D grid {} ({}), stencil {}\n  on {} rank{} as {}; {} steps, "
             "halo {}{}; output {}\n",
-            deck.source, deck.kernel.name, deck.grid.dims, join_longs(deck.grid.extent, "x"), periodic,
+            deck.source, deck.kernel.name, deck.grid.dims, fmt::join(deck.grid.extent, "x"), periodic,
             deck.make_stencil().describe(), mpi.size, mpi.size == 1 ? "" : "s",
-            join_longs(std::vector<long>(procs.begin(), procs.end()), "x"), deck.run.steps,
+            fmt::join(procs, "x"), deck.run.steps,
             deck.halo.algorithm,
             deck.halo.validate_every > 0 ? ", validated every " + std::to_string(deck.halo.validate_every)
                                          : std::string(),

@@ -4,8 +4,8 @@
 // MPI_Dist_graph_create and MPI_Dist_graph_create_adjacent with the same
 // neighbors. Same method as the collectives: barrier, maximum over ranks,
 // Tukey's rule, median, median of launch medians.
-#include "bench.hpp"
-#include "neighborhoods.hpp"
+#include "isostencil/bench/bench.hpp"
+#include "isostencil/bench/neighborhoods.hpp"
 
 #include "isostencil/spec.hpp"
 

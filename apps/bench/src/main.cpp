@@ -3,7 +3,7 @@
 // of launch medians), with CSV output for scripts/plot_bench.py.
 //   collectives (default)  alltoall / allgather / alltoallw vs MPI_Neighbor_*
 //   setup                  Table II: neighborhood + init vs MPI_Dist_graph_create*
-#include "bench.hpp"
+#include "isostencil/bench/bench.hpp"
 
 #include "isostencil/spec.hpp"
 

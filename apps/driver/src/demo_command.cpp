@@ -411,7 +411,7 @@ public:
           iterations_);
       if (!predictions.mpi_candidate)
         std::cout << "mpi is not a candidate of auto here: a process sends two blocks to the "
-                     "same rank (tiny torus,\nALGORITHMS.md 4); its row runs it anyway\n";
+                     "same rank (tiny torus,\ndocs/design/irregular.md#repeated-partners-on-tiny-tori); its row runs it anyway\n";
       if (failures == 0)
         std::cout << fmt::format("Solution validates: {} exchanges verified on {} ranks\n",
                                  rows.size(), mpi.size);
