@@ -89,9 +89,15 @@ for ((i = 1; i <= ITERATIONS; ++i)); do
     done
     pids="$job $(descendants $job)"
     tmpfile="$dir/$ckpt.tmp"
-    for ((poll = 0; poll < 3000000; ++poll)); do
+    # Bounded by time, not by a poll count: on a loaded machine a count
+    # runs out before the write starts, and no kill lands inside one.
+    give_up_us=$(( ${EPOCHREALTIME/./} + 60000000 ))
+    for ((poll = 0; ; ++poll)); do
       [ -e "$tmpfile" ] && break
-      ((poll % 4096 == 0)) && { kill -0 $job 2>/dev/null || break; }
+      if ((poll % 4096 == 0)); then
+        kill -0 $job 2>/dev/null || break
+        (( ${EPOCHREALTIME/./} < give_up_us )) || break
+      fi
     done
     until_us=$(( ${EPOCHREALTIME/./} + extra_us ))
     while (( ${EPOCHREALTIME/./} < until_us )); do :; done
