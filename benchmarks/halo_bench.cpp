@@ -9,6 +9,11 @@
 //   mpi-neighbor                  plain MPI_Neighbor_alltoallw with the same
 //                                 subarray types on an adjacent dist graph
 //                                 built here (not through halo/)
+//   packed-linear, packed-torus,  the same algorithms on core::HaloExchange's
+//   packed-direct, packed-auto,   packed transport (Kokkos pack kernels, one
+//   packed-iso-mpi                contiguous buffer, alltoallv); each is also
+//                                 reported as a ratio to its datatype twin
+//                                 (halo time packed / datatypes, same run)
 //
 // Cases: jacobi7 / jacobi27 (3-D, doubles, kernels' star and box sweeps),
 // life2d / life3d (bytes, B3/S23 and B5/S45 on the Moore box). Every local
@@ -313,6 +318,8 @@ struct Row {
   Component stats;
   long halo_bytes = 0;  ///< ghost bytes received per rank and step
   std::string proc_dims;  ///< "2x1x1"
+  /// packed-X: halo median over that of X (the datatype transport), same run; 0: none.
+  double halo_vs_datatypes = 0, halo_min_vs_datatypes = 0;
 };
 
 template <int D, class T>
@@ -323,7 +330,12 @@ std::unique_ptr<Exchanger> make_exchanger(Problem<D, T>& p, const std::string& n
                                                p.grid->directions(),
                                                std::vector<void*>{pointers[0], pointers[1]});
   core::HaloOptions options;
-  options.algorithm = name == "naive" ? iso::Algorithm::linear : iso::parse_algorithm(name == "iso-mpi" ? "mpi" : name);
+  const std::string packed_prefix = "packed-";
+  const bool packed = name.rfind(packed_prefix, 0) == 0;
+  const std::string algorithm = packed ? name.substr(packed_prefix.size()) : name;
+  options.algorithm =
+      algorithm == "naive" ? iso::Algorithm::linear : iso::parse_algorithm(algorithm == "iso-mpi" ? "mpi" : algorithm);
+  options.transport = packed ? core::HaloTransport::packed : core::HaloTransport::datatypes;
   std::vector<core::HaloExchange> halos;
   halos.push_back(p.grid->halo_exchange(p.fields[0], options));
   halos.push_back(p.grid->halo_exchange(p.fields[1], options));
@@ -461,6 +473,20 @@ void time_contenders(const Settings& s, Problem<D, T>& p, long steps,
                   row.stats.kernel.median * 1e6, row.stats.halo.median * 1e6, row.stats.other.median * 1e6,
                   100.0 * row.stats.halo.median / row.stats.total.median);
   }
+  // Packed against datatypes: each packed-X next to X of this run.
+  for (Row& row : rows) {
+    const std::string prefix = "packed-";
+    if (row.contender.rfind(prefix, 0) != 0) continue;
+    for (const Row& twin : rows)
+      if (twin.contender == row.contender.substr(prefix.size()) && twin.stats.halo.median > 0 &&
+          twin.stats.halo_min > 0) {
+        row.halo_vs_datatypes = row.stats.halo.median / twin.stats.halo.median;
+        row.halo_min_vs_datatypes = row.stats.halo_min / twin.stats.halo_min;
+        if (rank == 0)
+          std::printf("  %-8s %5ld %-13s halo packed / datatypes: %.3f (median), %.3f (fastest rep)\n",
+                      p.name.c_str(), p.n, row.contender.c_str(), row.halo_vs_datatypes, row.halo_min_vs_datatypes);
+      }
+  }
   std::fflush(stdout);
 }
 
@@ -487,7 +513,8 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
   if (!out) throw std::runtime_error("cannot write " + path);
   out << "case,dims,local_n,cells_per_rank,contender,chosen,status,note,steps,reps,"
          "step_us,kernel_us,halo_us,other_us,halo_share,halo_reps_kept,halo_outliers,"
-         "halo_bytes_per_rank,step_min_us,halo_min_us,mpi_library,mpi_version,np,proc_dims,hostname,date\n";
+         "halo_bytes_per_rank,step_min_us,halo_min_us,mpi_library,mpi_version,np,proc_dims,hostname,date,"
+         "halo_vs_datatypes,halo_min_vs_datatypes\n";
   for (const Row& r : rows) {
     long cells = 1;
     for (int j = 0; j < r.dims; ++j) cells *= r.n;
@@ -500,7 +527,9 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
                                us(r.stats.kernel.median), us(r.stats.halo.median), us(r.stats.other.median), share,
                                r.stats.halo.kept, r.stats.halo.removed, r.halo_bytes, us(r.stats.total_min),
                                us(r.stats.halo_min), isobench::csv_field(env.mpi_library), env.mpi_version, env.np,
-                               r.proc_dims, isobench::csv_field(env.hostname), env.date);
+                               r.proc_dims, isobench::csv_field(env.hostname), env.date,
+                               r.halo_vs_datatypes > 0 ? std::to_string(r.halo_vs_datatypes) : std::string(),
+                               r.halo_min_vs_datatypes > 0 ? std::to_string(r.halo_min_vs_datatypes) : std::string());
   }
 }
 
@@ -515,8 +544,10 @@ int main(int argc, char** argv) {
   app.add_option("--size3", s.sizes3, "local n for the 3-D cases (n^3 per rank)")->check(CLI::Range(2L, 1024L));
   app.add_option("--size2", s.sizes2, "local n for life2d (n^2 per rank)")->check(CLI::Range(2L, 65536L));
   app.add_option("--contenders", s.contenders,
-                 "linear, torus, direct, auto, iso-mpi, naive, mpi-neighbor")
-      ->check(CLI::IsMember({"linear", "torus", "direct", "auto", "iso-mpi", "naive", "mpi-neighbor"}));
+                 "linear, torus, direct, auto, iso-mpi, naive, mpi-neighbor; packed-linear, packed-torus, "
+                 "packed-direct, packed-auto, packed-iso-mpi (the packed transport)")
+      ->check(CLI::IsMember({"linear", "torus", "direct", "auto", "iso-mpi", "naive", "mpi-neighbor", "packed-linear",
+                             "packed-torus", "packed-direct", "packed-auto", "packed-iso-mpi"}));
   app.add_option("--reps", s.reps, "timed repetitions (each: barrier, then --steps steps)")->check(CLI::Range(1, 100000));
   app.add_option("--warmup", s.warmup, "untimed steps first")->check(CLI::Range(0, 100000));
   app.add_option("--steps", s.steps, "steps per repetition (0: about 1M cell updates, 1..50)")->check(CLI::Range(0L, 100000L));

@@ -189,21 +189,25 @@ void for_each_run(const std::vector<int>& extent, const std::vector<int>& start,
   }
 }
 
-}  // namespace
-
-void HaloExchange::pack(const char* field, const HaloPattern::Block& block, char* out) const {
-  for_each_run(layout_.extent(), block.start, block.size, element_size_, [&](long offset, long bytes) {
+// The naive exchange's hand packing: a block's rows copied to or from a
+// contiguous buffer.
+void pack_block(const std::vector<int>& extent, long element_size, const char* field, const HaloPattern::Block& block,
+                char* out) {
+  for_each_run(extent, block.start, block.size, element_size, [&](long offset, long bytes) {
     std::memcpy(out, field + offset, static_cast<std::size_t>(bytes));
     out += bytes;
   });
 }
 
-void HaloExchange::unpack(const char* in, const HaloPattern::Block& block, char* field) const {
-  for_each_run(layout_.extent(), block.start, block.size, element_size_, [&](long offset, long bytes) {
+void unpack_block(const std::vector<int>& extent, long element_size, const char* in, const HaloPattern::Block& block,
+                  char* field) {
+  for_each_run(extent, block.start, block.size, element_size, [&](long offset, long bytes) {
     std::memcpy(field + offset, in, static_cast<std::size_t>(bytes));
     in += bytes;
   });
 }
+
+}  // namespace
 
 long HaloPattern::Block::cells() const {
   long cells = 1;
@@ -380,39 +384,49 @@ HaloExchange::~HaloExchange() {
   for (MPI_Datatype& type : types_) MPI_Type_free(&type);
 }
 
-void HaloExchange::run_naive() {
-  const int s = pattern_->directions().size();
-  const int nfields = static_cast<int>(fields_.size());
+void naive_exchange(const HaloPattern& pattern, MPI_Datatype element, const std::vector<void*>& fields) {
+  const std::string error = check_binding(element, fields);
+  if (!error.empty()) throw Error("iso::naive_exchange: " + error);
+  int element_size = 0;
+  ISO_MPI_CHECK(MPI_Type_size(element, &element_size));
+  const std::vector<int> extent = pattern.layout(element).extent();
+  auto block_bytes = [&](const HaloPattern::Block& block) { return block.cells() * element_size; };
+  const int s = pattern.directions().size();
+  const int nfields = static_cast<int>(fields.size());
   std::vector<std::vector<char>> incoming(s), outgoing(s);
   std::vector<MPI_Request> requests;
   for (int i = 0; i < s; ++i) {
-    const int source = pattern_->neighborhood().source_rank(i);
-    const long bytes = block_bytes(pattern_->recv_block(i)) * nfields;
+    const int source = pattern.neighborhood().source_rank(i);
+    const long bytes = block_bytes(pattern.recv_block(i)) * nfields;
     if (source < 0 || bytes == 0) continue;
     incoming[i].resize(static_cast<std::size_t>(bytes));
     requests.emplace_back();
-    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, pattern_->naive_comm(),
+    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, pattern.naive_comm(),
                             &requests.back()));
   }
   for (int i = 0; i < s; ++i) {
-    const int target = pattern_->neighborhood().target_rank(i);
-    const HaloPattern::Block& block = pattern_->send_block(i);
+    const int target = pattern.neighborhood().target_rank(i);
+    const HaloPattern::Block& block = pattern.send_block(i);
     const long bytes = block_bytes(block);
     if (target < 0 || bytes == 0) continue;
     outgoing[i].resize(static_cast<std::size_t>(bytes * nfields));
-    for (int f = 0; f < nfields; ++f) pack(static_cast<const char*>(fields_[f]), block, outgoing[i].data() + f * bytes);
+    for (int f = 0; f < nfields; ++f)
+      pack_block(extent, element_size, static_cast<const char*>(fields[f]), block, outgoing[i].data() + f * bytes);
     requests.emplace_back();
     ISO_MPI_CHECK(MPI_Isend(outgoing[i].data(), static_cast<int>(bytes * nfields), MPI_BYTE, target, i,
-                            pattern_->naive_comm(), &requests.back()));
+                            pattern.naive_comm(), &requests.back()));
   }
   ISO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
   for (int i = 0; i < s; ++i) {
     if (incoming[i].empty()) continue;
-    const HaloPattern::Block& block = pattern_->recv_block(i);
+    const HaloPattern::Block& block = pattern.recv_block(i);
     const long bytes = block_bytes(block);
-    for (int f = 0; f < nfields; ++f) unpack(incoming[i].data() + f * bytes, block, static_cast<char*>(fields_[f]));
+    for (int f = 0; f < nfields; ++f)
+      unpack_block(extent, element_size, incoming[i].data() + f * bytes, block, static_cast<char*>(fields[f]));
   }
 }
+
+void HaloExchange::run_naive() { naive_exchange(*pattern_, layout_.element, fields_); }
 
 HaloValidation HaloExchange::validate() {
   const std::vector<int> extent = layout_.extent();

@@ -60,6 +60,13 @@ struct Values<int> {
   KOKKOS_INLINE_FUNCTION static int sentinel() { return -1; }
 };
 template <>
+struct Values<std::uint8_t> {
+  KOKKOS_INLINE_FUNCTION static std::uint8_t from_hash(std::uint64_t h) {
+    return static_cast<std::uint8_t>(h >> 57);  // [0, 128)
+  }
+  KOKKOS_INLINE_FUNCTION static std::uint8_t sentinel() { return 255; }
+};
+template <>
 struct Values<float> {
   KOKKOS_INLINE_FUNCTION static float from_hash(std::uint64_t h) {
     return static_cast<float>(h >> 40) * (1.0f / 16777216.0f);

@@ -313,6 +313,10 @@ void DeckParser::resolve() {
   check_choice("halo.algorithm", d.halo.algorithm, algorithms);
   d.halo.validate_every = int_or("halo.validate_every", 0);
   check_at_least("halo.validate_every", d.halo.validate_every, 0);
+  d.halo.transport = string_or("halo.transport", "auto");
+  check_choice("halo.transport", d.halo.transport, {"auto", "datatypes", "packed"});
+  const RawValue* gpu_aware = raw("halo.gpu_aware_mpi");
+  d.halo.gpu_aware_mpi = gpu_aware && gpu_aware->boolean ? *gpu_aware->boolean : false;
 
   // [output]
   d.output.dir = string_or("output.dir", "output");

@@ -102,6 +102,16 @@ std::vector<DeckKey> make_schema() {
        "the exchanges of steps 0, N, 2N, ... also run the naive reference exchange and "
        "compare every ghost cell; a mismatch stops the run with the report (exit code 1)",
        {}},
+      {"halo", "transport", Kind::string, "\"auto\" (datatypes on host memory, packed on device memory)",
+       "auto, datatypes, packed",
+       "how blocks travel: datatypes = MPI datatypes on the fields themselves; packed = Kokkos "
+       "kernels pack the blocks into one contiguous buffer per exchange (staged through host "
+       "memory for device fields unless gpu_aware_mpi)",
+       {}},
+      {"halo", "gpu_aware_mpi", Kind::boolean, "false", "true, false",
+       "the MPI library reads device memory: device buffers go to MPI unstaged (then algorithm "
+       "must be mpi); no effect on host memory",
+       {}},
       // [output]
       {"output", "dir", Kind::string, "\"output\"", "a writable directory (created)",
        "where fields, checkpoints and the summary go (relative to the working directory)", {}},

@@ -152,6 +152,14 @@ private:
   Comm naive_comm_;
 };
 
+/// The reference exchange (what HaloExchange::run_naive runs): one message
+/// per direction on `pattern.naive_comm()`, each block packed by hand, no
+/// combining, no datatypes. `fields` are row-major arrays of
+/// `pattern.layout(element)` in memory the host reads and writes (a device
+/// field's host copy, say); they need not be bound to any exchange.
+/// Collective over the pattern's communicator.
+void naive_exchange(const HaloPattern& pattern, MPI_Datatype element, const std::vector<void*>& fields);
+
 /// A persistent halo exchange of one or several fields bound to a pattern
 /// (many fields and exchanges, one pattern). Ghost region in direction e is
 /// received from x + e. Non-periodic boundaries leave ghosts untouched.
@@ -197,8 +205,6 @@ public:
 
 private:
   void bind(const char* where);
-  void pack(const char* field, const HaloPattern::Block& block, char* out) const;
-  void unpack(const char* in, const HaloPattern::Block& block, char* field) const;
   long block_bytes(const HaloPattern::Block& block) const { return block.cells() * element_size_; }
 
   std::shared_ptr<const HaloPattern> pattern_;

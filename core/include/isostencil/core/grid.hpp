@@ -17,6 +17,7 @@
 #include "isostencil/core/decomposition.hpp"
 #include "isostencil/core/field.hpp"
 #include "isostencil/core/halo_exchange.hpp"
+#include "isostencil/core/host_mirror.hpp"
 #include "isostencil/core/stencil.hpp"
 
 #include "iso/error.hpp"
@@ -225,26 +226,31 @@ public:
 
   /// A persistent halo exchange of one field, bound to halo_pattern(options)
   /// (collective over the grid's communicator). The exchange keeps the View's
-  /// memory alive.
+  /// memory alive. options.transport picks datatypes or packed (automatic:
+  /// datatypes where the host may access the memory, packed otherwise; see
+  /// HaloExchange); `space` is the execution space instance it fences and
+  /// packs on (start(space) may change it).
   template <class View, class = std::enable_if_t<Kokkos::is_view<View>::value>>
-  HaloExchange halo_exchange(const View& field, const HaloOptions& options = {}) const {
-    return make_exchange(std::vector<View>{field}, options);
+  HaloExchange halo_exchange(const View& field, const HaloOptions& options = {},
+                             const HaloExchange::execution_space& space = {}) const {
+    return make_exchange(std::vector<View>{field}, options, space);
   }
   /// One exchange for a group of fields of the same type (one message per
   /// neighbor and round carries all of them). Known limitation of halo/ (see
-  /// the issue note): torus and direct size their forwarding slots by the
-  /// true extent of the group's datatype, i.e. the address span from the
-  /// first to the last field; fields allocated far apart (heap vs mmap) can
-  /// make that allocation fail. linear and mpi are unaffected.
+  /// the issue note): with the datatype transport, torus and direct size
+  /// their forwarding slots by the true extent of the group's datatype, i.e.
+  /// the address span from the first to the last field; fields allocated far
+  /// apart (heap vs mmap) can make that allocation fail. linear and mpi, and
+  /// the packed transport (whose blocks are contiguous), are unaffected.
   template <class View>
-  HaloExchange halo_exchange(std::initializer_list<View> fields,
-                             const HaloOptions& options = {}) const {
-    return make_exchange(std::vector<View>(fields), options);
+  HaloExchange halo_exchange(std::initializer_list<View> fields, const HaloOptions& options = {},
+                             const HaloExchange::execution_space& space = {}) const {
+    return make_exchange(std::vector<View>(fields), options, space);
   }
   template <class View>
-  HaloExchange halo_exchange(const std::vector<View>& fields,
-                             const HaloOptions& options = {}) const {
-    return make_exchange(fields, options);
+  HaloExchange halo_exchange(const std::vector<View>& fields, const HaloOptions& options = {},
+                             const HaloExchange::execution_space& space = {}) const {
+    return make_exchange(fields, options, space);
   }
 
   /// Collective: compares two fields of this grid bitwise (ghost cells, plus
@@ -257,8 +263,8 @@ public:
     std::string error = check_field("compare", first, 0);
     if (error.empty()) error = check_field("compare", second, 1);
     iso::agree_on_errors(decomposition_->comm(), "isostencil::core::Grid::compare", error);
-    auto host_first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), first);
-    auto host_second = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), second);
+    const auto host_first = host_copy(first);
+    const auto host_second = host_copy(second);
     return detail::compare_cells(*decomposition_, "isostencil::core::Grid::compare",
                                  layout(mpi_datatype<value_type>::get()), host_first.data(),
                                  host_second.data(), interior_too);
@@ -307,36 +313,69 @@ private:
   }
 
   template <class View>
-  HaloExchange make_exchange(const std::vector<View>& fields, const HaloOptions& options) const {
+  HaloExchange make_exchange(const std::vector<View>& fields, const HaloOptions& options,
+                             const HaloExchange::execution_space& space) const {
     static_assert(!std::is_const_v<typename View::value_type>,
                   "the halo exchange writes the ghost cells: pass non-const Views");
     using value_type = typename View::non_const_value_type;
-    constexpr bool host_accessible =
-        Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename View::memory_space>::accessible;
+    using memory_space = typename View::memory_space;
+    constexpr bool default_space_reaches =
+        Kokkos::SpaceAccessibility<HaloExchange::execution_space, memory_space>::accessible;
+    constexpr bool host_space_reaches =
+        Kokkos::SpaceAccessibility<Kokkos::DefaultHostExecutionSpace, memory_space>::accessible;
     const char* where = "isostencil::core::Grid::halo_exchange";
+    HaloExchange::Binding binding;
+    binding.host_accessible = host_may_access<View>();
+    binding.gpu_aware_mpi = options.gpu_aware_mpi;
+    binding.pack_on_host = !default_space_reaches;
+    binding.space = space;
+    binding.transport = options.transport != HaloTransport::automatic ? options.transport
+                        : binding.host_accessible                     ? HaloTransport::datatypes
+                                                                      : HaloTransport::packed;
     std::string error;
     if (fields.empty()) error = "no fields to exchange";
-    std::vector<void*> data;
-    std::vector<std::any> keep_alive;
     for (std::size_t f = 0; f < fields.size() && error.empty(); ++f) {
       error = check_field("halo_exchange", fields[f], f);
-      for (void* other : data)
+      for (void* other : binding.fields)
         if (error.empty() && other == fields[f].data())
           error = "field " + std::to_string(f) + " (\"" + fields[f].label() +
                   "\") appears twice in one exchange";
-      data.push_back(fields[f].data());
-      keep_alive.emplace_back(fields[f]);
+      binding.fields.push_back(fields[f].data());
+      binding.keep_alive.emplace_back(fields[f]);
+      using HostView = Kokkos::View<typename View::non_const_data_type, Kokkos::LayoutRight,
+                                    Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+      binding.to_host.emplace_back([field = fields[f]](void* bytes) {
+        Kokkos::deep_copy(HostView(static_cast<value_type*>(bytes), field.layout()), field);
+      });
+      binding.from_host.emplace_back([field = fields[f]](const void* bytes) {
+        Kokkos::deep_copy(field, HostView(static_cast<value_type*>(const_cast<void*>(bytes)),
+                                          field.layout()));
+      });
     }
-#ifndef ISOSTENCIL_GPU_AWARE_MPI
-    if (error.empty() && !host_accessible)
-      error =
-          "the fields live in device memory and this build does not assume a GPU-aware MPI "
-          "(define ISOSTENCIL_GPU_AWARE_MPI); staging through host buffers is not "
-          "implemented: use a host-accessible memory space";
-#endif
+    const std::string memory = binding.host_accessible ? ""
+                               : device_memory_simulated()
+                                   ? "memory the host may not access (device memory simulated)"
+                                   : std::string("device memory (") + memory_space::name() + ")";
+    if (error.empty() && !binding.host_accessible && binding.transport == HaloTransport::datatypes &&
+        !options.gpu_aware_mpi)
+      error = "transport \"datatypes\" hands the fields to MPI, but they live in " + memory +
+              " and gpu_aware_mpi is off; use transport \"packed\" (the default there), or "
+              "gpu_aware_mpi with an MPI library that reads device memory";
+    if (error.empty() && !binding.host_accessible && options.gpu_aware_mpi &&
+        options.algorithm != iso::Algorithm::mpi)
+      error = std::string("gpu_aware_mpi hands buffers in ") + memory +
+              " to the collective, but algorithm " + iso::to_string(options.algorithm) +
+              " copies blocks on the host (staging slots, blocks a process sends itself); use "
+              "algorithm mpi, or gpu_aware_mpi off (the packed transport stages through the host)";
+    if (error.empty() && binding.transport == HaloTransport::packed && !default_space_reaches &&
+        !host_space_reaches)
+      error = std::string("no execution space of this build can access the fields' memory (") +
+              memory_space::name() + ") for the packed transport's kernels";
     iso::agree_on_errors(decomposition_->comm(), where, error);
-    return HaloExchange(decomposition_, halo_pattern(options), mpi_datatype<value_type>::get(),
-                        std::move(data), std::move(keep_alive), host_accessible);
+    binding.decomposition = decomposition_;
+    binding.pattern = halo_pattern(options);
+    binding.element = mpi_datatype<value_type>::get();
+    return HaloExchange(std::move(binding));
   }
 
   std::shared_ptr<const Decomposition> decomposition_;

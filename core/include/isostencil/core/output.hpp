@@ -20,6 +20,7 @@
 #include "isostencil/core/decomposition.hpp"
 #include "isostencil/core/field.hpp"
 #include "isostencil/core/grid.hpp"
+#include "isostencil/core/host_mirror.hpp"
 
 #include "iso/error.hpp"
 
@@ -140,8 +141,8 @@ void write_field(H5File& file, const std::string& name, const Grid<D>& grid, con
   static_assert(Kokkos::is_view<View>::value && static_cast<int>(View::rank) == D,
                 "write_field: a rank-D Kokkos::View of the grid");
   using value_type = typename View::non_const_value_type;
-  Kokkos::fence();
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+  Kokkos::fence();  // whatever instance wrote the field
+  const auto host = host_copy(field);
   file.write(name, element_type_of<value_type>(), interior_hyperslab(grid), host.data());
 }
 
@@ -153,10 +154,11 @@ void read_field(const H5File& file, const std::string& name, const Grid<D>& grid
                 "read_field: a rank-D Kokkos::View of the grid");
   static_assert(!std::is_const_v<typename View::value_type>, "read_field writes the field");
   Kokkos::fence();
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+  // The ghosts are not read from the file: the mirror starts as a copy.
+  const auto host = host_copy(field);
   file.read(name, element_type_of<typename View::non_const_value_type>(), interior_hyperslab(grid),
             host.data());
-  Kokkos::deep_copy(field, host);
+  copy_back(field, host);
 }
 
 /// The output time series: one HDF5 file with a group per output step and an

@@ -120,6 +120,8 @@ struct Deck {
   struct Halo {
     std::string algorithm = "auto";
     long validate_every = 0;  ///< 0: never
+    std::string transport = "auto";  ///< auto, datatypes, packed (core::HaloTransport)
+    bool gpu_aware_mpi = false;
   } halo;
 
   struct Output {

@@ -21,6 +21,8 @@ inline core::HaloOptions halo_options(const deck::Deck& deck) {
   core::HaloOptions options;
   options.algorithm = deck.algorithm();
   options.verify = true;
+  options.transport = core::parse_halo_transport(deck.halo.transport);
+  options.gpu_aware_mpi = deck.halo.gpu_aware_mpi;
   return options;
 }
 
