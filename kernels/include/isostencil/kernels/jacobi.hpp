@@ -81,11 +81,13 @@ struct JacobiOptions {
 /// out(x) = Σ_c w_c in(x + c) (the grid's weighted stencil) on every interior
 /// cell, after exchanging `in`'s halo through `halo` (made by
 /// grid.halo_exchange(in)); with `overlap`, the inner cells run during the
-/// exchange. Collective over the grid's communicator.
-template <int D>
-UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
-                          const core::Field<double, D>& in, const core::Field<double, D>& out,
-                          bool overlap = true) {
+/// exchange. Runs on `space` (and fences it). Collective over the grid's
+/// communicator.
+template <int D, class ExecutionSpace,
+          std::enable_if_t<detail::is_execution_space<ExecutionSpace>, int> = 0>
+UpdateTimes apply_stencil(const ExecutionSpace& space, const core::Grid<D>& grid,
+                          core::HaloExchange& halo, const core::Field<double, D>& in,
+                          const core::Field<double, D>& out, bool overlap = true) {
   const char* where = "isostencil::kernels::apply_stencil";
   const detail::JacobiOperator op = detail::analyze_operator(grid.stencil(), D, where);
   std::string error = detail::check_grid_field(grid, where, "in", in);
@@ -98,7 +100,14 @@ UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
   const detail::ApplyStencil<D> functor{in.data(),    out.data(),
                                         terms.data(), static_cast<int>(terms.extent(0)),
                                         stride,       op.center_weight};
-  return apply_with_halo<D>(grid, halo, "isostencil::apply_stencil", overlap, functor);
+  return apply_with_halo<D>(space, grid, halo, "isostencil::apply_stencil", overlap, functor);
+}
+/// apply_stencil on the default execution space.
+template <int D>
+UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
+                          const core::Field<double, D>& in, const core::Field<double, D>& out,
+                          bool overlap = true) {
+  return apply_stencil<D>(Kokkos::DefaultExecutionSpace(), grid, halo, in, out, overlap);
 }
 
 /// Writes value(global index) into every ghost cell of `field` that lies
@@ -138,6 +147,8 @@ template <int D>
 class Jacobi {
 public:
   using field_type = core::Field<double, D>;
+  /// The space the sweeps run on (that of the fields and of the exchanges).
+  using execution_space = Kokkos::DefaultExecutionSpace;
 
   /// The grid's stencil is the operator (weighted, centre weight < 0). `u`
   /// holds the initial guess in the interior and the Dirichlet values in the
@@ -194,6 +205,10 @@ public:
   long sweeps_done() const { return sweeps_done_; }
   const core::Grid<D>& grid() const { return grid_; }
   const JacobiOptions& options() const { return options_; }
+  /// The execution space instance the sweeps and residuals launch on and
+  /// fence (default: a default-made instance); not collective.
+  const execution_space& space() const { return space_; }
+  void set_space(const execution_space& space) { space_ = space; }
   /// Which kernel runs: "star" (uniform star), "box" (box by class) or
   /// "general" (any weighted stencil, weights looked up per term).
   std::string kernel_name() const {
@@ -301,10 +316,10 @@ private:
   UpdateTimes run_sweep(const Functor& functor, ResidualSums& norms) {
     UpdateTimes times;
     if constexpr (WithResidual)
-      times = apply_reduce_with_halo<D>(sweep_residual_plan_, halos_[current_], options_.overlap,
-                                        functor, norms);
+      times = apply_reduce_with_halo<D>(space_, sweep_residual_plan_, halos_[current_],
+                                        options_.overlap, functor, norms);
     else
-      times = apply_with_halo<D>(sweep_plan_, halos_[current_], options_.overlap, functor);
+      times = apply_with_halo<D>(space_, sweep_plan_, halos_[current_], options_.overlap, functor);
     current_ = 1 - current_;
     ++sweeps_done_;
     return times;
@@ -321,12 +336,13 @@ private:
         fields_[current_].data(), HasSource ? source_.data() : nullptr,
         terms_.data(),            static_cast<int>(terms_.extent(0)),
         stride_,                  op_.center_weight};
-    return apply_reduce_with_halo<D>(residual_plan_, halos_[current_], options_.overlap, functor,
-                                     norms);
+    return apply_reduce_with_halo<D>(space_, residual_plan_, halos_[current_], options_.overlap,
+                                     functor, norms);
   }
 
   core::Grid<D> grid_;
   JacobiOptions options_;
+  execution_space space_{};
   detail::JacobiOperator op_;
   field_type source_;
   field_type fields_[2];

@@ -272,6 +272,8 @@ class Life {
 
 public:
   using Cells = core::Field<std::uint8_t, D>;
+  /// The space the generations run on (that of the fields and exchanges).
+  using execution_space = Kokkos::DefaultExecutionSpace;
   using global_index = typename core::Grid<D>::global_index;
   using local_index = typename core::Grid<D>::local_index;
 
@@ -313,6 +315,10 @@ public:
   const core::Grid<D>& grid() const { return grid_; }
   const LifeRule& rule() const { return rule_; }
   const LifeOptions& options() const { return options_; }
+  /// The execution space instance the kernels launch on and fence (default:
+  /// a default-made instance); not collective.
+  const execution_space& space() const { return space_; }
+  void set_space(const execution_space& space) { space_ = space; }
   bool overlap() const { return options_.overlap; }
   void set_overlap(bool overlap) { options_.overlap = overlap; }
   /// The current generation's field (ghost layers included). Cells hold 0
@@ -337,7 +343,7 @@ public:
     for (int g = 0; g < generations; ++g) {
       const detail::LifeUpdate<D> update{fields_[current_], fields_[1 - current_], stride_, table_};
       const UpdateTimes times = apply_with_halo<D>(
-          plan_, halos_[static_cast<std::size_t>(current_)], options_.overlap, update);
+          space_, plan_, halos_[static_cast<std::size_t>(current_)], options_.overlap, update);
       total += times;
       current_ = 1 - current_;
       ++generation_;
@@ -349,7 +355,7 @@ public:
   /// Live cells over all ranks (collective).
   long live_cells() const {
     long local = 0;
-    reduce_cells<D>("isostencil::life:count", plan_.split.interior,
+    reduce_cells<D>(space_, "isostencil::life:count", plan_.split.interior,
                     detail::LiveCount<D>{fields_[current_], stride_}, local);
     return detail::sum_over_ranks(grid_.comm(), local);
   }
@@ -396,8 +402,8 @@ public:
     detail::RandomFill<D> fill{fields_[current_], stride_, {}, global_stride_, seed, density};
     for (int j = 0; j < D; ++j)
       fill.first_global[j] = grid_.to_global(j, 0);
-    for_each_cell<D>("isostencil::life:fill_random", plan_.split.interior, fill);
-    Kokkos::fence();
+    for_each_cell<D>(space_, "isostencil::life:fill_random", plan_.split.interior, fill);
+    space_.fence();
   }
 
   /// Loads the whole global field (row-major, global_extent cells; every rank
@@ -420,7 +426,7 @@ public:
   /// The global field, row-major, on rank `root` of the grid's communicator;
   /// an empty vector on the other ranks (collective).
   std::vector<std::uint8_t> gather(int root = 0) const {
-    Kokkos::fence();
+    space_.fence();
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fields_[current_]);
     std::vector<std::uint8_t> local;
     long local_cells = 1;
@@ -494,7 +500,7 @@ private:
   /// when the field lives in host memory).
   template <class F>
   void modify_host(F&& f) {
-    Kokkos::fence();
+    space_.fence();
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fields_[current_]);
     f(host.data());
     Kokkos::deep_copy(fields_[current_], host);
@@ -504,6 +510,7 @@ private:
   LifeRule rule_;
   detail::LifeTable<D> table_;
   LifeOptions options_;
+  execution_space space_{};
   Cells fields_[2];
   Kokkos::Array<std::ptrdiff_t, D> stride_{};
   Kokkos::Array<long, D> global_stride_{};

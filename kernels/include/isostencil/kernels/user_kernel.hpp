@@ -287,6 +287,8 @@ class StencilUpdate {
 public:
   using value_type = typename View::non_const_value_type;
   using neighbors_type = Neighbors<value_type, D>;
+  /// The space the updates run on (that of the fields and exchanges).
+  using execution_space = Kokkos::DefaultExecutionSpace;
   static constexpr bool checks_reads = neighbors_type::checked;
 
   /// Collective over the grid's communicator. Throws iso::Error (the same on
@@ -345,7 +347,7 @@ public:
   /// interior cell of the output (overlap as in the options). Collective.
   UpdateTimes apply() { return apply(options_.overlap); }
   UpdateTimes apply(bool overlap) {
-    return apply_with_halo<D>(plan_, halos_[current_], overlap, cell_functor());
+    return apply_with_halo<D>(space_, plan_, halos_[current_], overlap, cell_functor());
   }
   /// Swaps the roles of input and output.
   void swap() { current_ = 1 - current_; }
@@ -358,8 +360,8 @@ public:
   /// Runs the kernel on the cells of `box` (local indices) without any
   /// exchange: the input's ghost cells must already be current. Local.
   void compute(const Box<D>& box) {
-    for_each_cell<D>(options_.label, box, cell_functor());
-    Kokkos::fence();
+    for_each_cell<D>(space_, options_.label, box, cell_functor());
+    space_.fence();
   }
   void compute_interior() { compute(plan_.split.interior); }
 
@@ -376,6 +378,10 @@ public:
   /// Ghost directions exchanged (the grid's, derived from its stencil).
   const iso::OffsetList& directions() const { return grid_.directions(); }
   const StencilUpdateOptions& options() const { return options_; }
+  /// The execution space instance apply() and compute() launch on and fence
+  /// (default: a default-made instance); not collective.
+  const execution_space& space() const { return space_; }
+  void set_space(const execution_space& space) { space_ = space; }
 
 private:
   detail::UserCell<value_type, D, checks_reads, Kernel> cell_functor() const {
@@ -388,6 +394,7 @@ private:
   core::Stencil shape_;
   Kernel kernel_;
   StencilUpdateOptions options_;
+  execution_space space_{};
   View fields_[2];
   detail::Strides<D> stride_{};
   Kokkos::View<int*> shape_offsets_;
