@@ -13,9 +13,16 @@
 #   --quick        a smoke run of the same pipeline (tiny sizes, few reps)
 #   --targets-only skip scripts/setup.sh (packages, full build): reconfigure an
 #                  existing BUILD_DIR and build only the benchmark programs
+#   --no-backends  skip the backends entry (below) and so the OpenMP build
 #
-# Environment: BUILD_DIR (default build), NP (default 2), JOBS (default 2),
-# MPIEXEC (default mpirun).
+# Backends (1 rank, whatever NP says): Jacobi 7-point at 128^3 and Life 2-D at
+# 2048^2 on Serial (BUILD_DIR), OpenMP with 1 and with 2 threads (the OpenMP
+# build, OPENMP_BUILD_DIR, default build-openmp: scripts/setup.sh with
+# ISOSTENCIL_KOKKOS=openmp, only the two benchmark programs built); ratios in
+# backends.md (also appended to summary.md), backends.csv, plots/backends.png.
+#
+# Environment: BUILD_DIR (default build), OPENMP_BUILD_DIR (default
+# build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -24,6 +31,7 @@ OUT=""
 WITH_PETSC=0
 QUICK=0
 TARGETS_ONLY=0
+BACKENDS=1
 while (($# > 0)); do
   case "$1" in
     --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
@@ -31,7 +39,8 @@ while (($# > 0)); do
     --with-petsc) WITH_PETSC=1; shift ;;
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --no-backends) BACKENDS=0; shift ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -97,6 +106,13 @@ if [[ -z "$PETSC_NOTE" ]]; then
   TARGETS+=(isostencil-bench-petsc)
 fi
 cmake --build "$BUILD_DIR" -j"$JOBS" --target "${TARGETS[@]}" >>"$LOG" 2>&1 || fail "build failed (log: $LOG)"
+OPENMP_BUILD_DIR="${OPENMP_BUILD_DIR:-build-openmp}"
+if ((BACKENDS)); then
+  say "building the stencil and Life benchmarks with OpenMP in $OPENMP_BUILD_DIR"
+  ISOSTENCIL_KOKKOS=openmp BUILD_DIR="$OPENMP_BUILD_DIR" JOBS="$JOBS" SETUP_QUIET=1 \
+    BUILD_TARGETS="isostencil-bench-stencil isostencil-bench-life" bash scripts/setup.sh >>"$LOG" 2>&1 ||
+    fail "OpenMP build failed (log: $LOG)"
+fi
 BUILT=$(date +%s)
 say "built in $((BUILT - START)) s; running at $NP ranks; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -141,6 +157,29 @@ run halo "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" "${HALO[@]}" --csv
 if [[ -z "$PETSC_NOTE" ]]; then
   run petsc "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-petsc" "${PETSC[@]}" --csv "$OUT/petsc.csv"
 fi
+
+# Backends: one rank, so the threads are the only parallelism. Open MPI binds
+# a rank of a small job to one core, where two threads would share it.
+if ((BACKENDS)); then
+  MPIRUN1=("$MPIEXEC" -np 1)
+  if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then MPIRUN1+=(--bind-to none); fi
+  if ((QUICK)); then JACOBI_N=32; LIFE_N=256; else JACOBI_N=128; LIFE_N=2048; fi
+  for variant in serial openmp1 openmp2; do
+    dir="$B"
+    env_vars=()
+    case "$variant" in
+      openmp1) dir="$OPENMP_BUILD_DIR"; env_vars=(OMP_NUM_THREADS=1 OMP_PROC_BIND=false) ;;
+      openmp2) dir="$OPENMP_BUILD_DIR"; env_vars=(OMP_NUM_THREADS=2 OMP_PROC_BIND=false) ;;
+    esac
+    run "backends-stencil-$variant" env "${env_vars[@]}" "${MPIRUN1[@]}" \
+      "$dir/benchmarks/isostencil-bench-stencil" --size "$JACOBI_N" --kernels jacobi7 \
+      --csv "$OUT/backends-stencil-$variant.csv"
+    run "backends-life-$variant" env "${env_vars[@]}" "${MPIRUN1[@]}" \
+      "$dir/benchmarks/isostencil-bench-life" --dims 2 --extent "$LIFE_N" \
+      --csv "$OUT/backends-life-$variant.csv"
+  done
+fi
+# (The packed vs datatype halo transport is measured by its own benchmark.)
 RAN=$(date +%s)
 
 # --- plots and summary --------------------------------------------------------
@@ -152,5 +191,9 @@ PLOT_ARGS=(--halo "$OUT/halo.csv" --collectives "$OUT"/collectives-*.csv --setup
   --load "$(cut -d' ' -f1-3 /proc/loadavg)")
 if [[ -z "$PETSC_NOTE" ]]; then PLOT_ARGS+=(--petsc "$OUT/petsc.csv"); else PLOT_ARGS+=(--petsc-note "$PETSC_NOTE"); fi
 python3 scripts/plot_stencil.py "${PLOT_ARGS[@]}" >>"$LOG" 2>&1 || fail "plot_stencil.py failed (see $LOG)"
+if ((BACKENDS)); then
+  python3 scripts/plot_backends.py "$OUT" >>"$LOG" 2>&1 || fail "plot_backends.py failed (see $LOG)"
+  { echo; cat "$OUT/backends.md"; } >>"$OUT/summary.md"
+fi
 END=$(date +%s)
 say "done: benchmarks $((RAN - BUILT)) s, whole run $((END - START)) s; $OUT/summary.md, plots in $OUT/plots"

@@ -16,7 +16,11 @@
 #   ISOSTENCIL_KOKKOS  serial (default: Debian's Kokkos 3.4.1, Serial only) or
 #                    openmp: builds Kokkos 3.4.1 with OpenMP once into a cache
 #                    folder (scripts/kokkos.sh) and the project against it, in
-#                    build-openmp unless BUILD_DIR says otherwise
+#                    build-openmp unless BUILD_DIR says otherwise; where the
+#                    Serial build's driver exists (SERIAL_BUILD_DIR, default
+#                    build: build/apps/isostencil), its path goes to CMake as
+#                    ISOSTENCIL_SERIAL_DRIVER (the backend comparison tests)
+#   BUILD_TARGETS    build only these targets (space-separated; default: all)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -139,11 +143,16 @@ if [[ "$ISOSTENCIL_KOKKOS" == openmp ]]; then
   kokkos_prefix="$(JOBS="$JOBS" SETUP_QUIET="$SETUP_QUIET" bash scripts/kokkos.sh openmp)" ||
     fail "could not build Kokkos with OpenMP (scripts/kokkos.sh)"
   configure+=(-DKokkos_ROOT="$kokkos_prefix")
+  serial_driver="$(pwd)/${SERIAL_BUILD_DIR:-build}/apps/isostencil"
+  if [[ -x "$serial_driver" ]]; then configure+=(-DISOSTENCIL_SERIAL_DRIVER="$serial_driver"); fi
 fi
 # shellcheck disable=SC2206  # CMAKE_ARGS is a word list by design
 configure+=(${CMAKE_ARGS:-})
 run_logged configure "${configure[@]}" || fail "configure failed: ${configure[*]}"
 
 # --- build --------------------------------------------------------------------
-run_logged build cmake --build "$BUILD_DIR" -j"$JOBS" || fail "build failed: cmake --build $BUILD_DIR -j$JOBS"
-say "built in $BUILD_DIR"
+build=(cmake --build "$BUILD_DIR" -j"$JOBS")
+# shellcheck disable=SC2206  # BUILD_TARGETS is a word list by design
+if [[ -n "${BUILD_TARGETS:-}" ]]; then build+=(--target ${BUILD_TARGETS}); fi
+run_logged build "${build[@]}" || fail "build failed: ${build[*]}"
+say "built in $BUILD_DIR${BUILD_TARGETS:+ (targets: $BUILD_TARGETS)}"

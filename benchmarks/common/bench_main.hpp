@@ -24,11 +24,15 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace isobench {
 
-/// MPI_Init on construction, MPI_Finalize on destruction (declare it first in
-/// main, so that everything else is gone before MPI is).
+/// MPI_Init_thread(MPI_THREAD_FUNNELED) on construction (a lower level ends
+/// the program with an error), MPI_Finalize on destruction (declare it first
+/// in main, so that everything else is gone before MPI is). Kokkos' flags
+/// (--kokkos-*) stay in argc/argv for Kokkos::ScopeGuard(argc, argv) and are
+/// hidden from parse().
 class BenchMain {
 public:
   BenchMain(int& argc, char**& argv, std::string program);
@@ -50,9 +54,12 @@ public:
   int run(const std::function<int()>& body) const;
 
 private:
-  int argc_;
+  int argc_;  ///< what parse() gives CLI11: the arguments without Kokkos' flags
   char** argv_;
   std::string program_;
+  std::vector<std::string> storage_;  ///< the program's arguments, Kokkos' flags first
+  std::vector<char*> all_;            ///< into storage_: argv after construction
+  std::vector<char*> cli_;            ///< into storage_: argv_
   int rank_ = 0;
   int size_ = 1;
 };

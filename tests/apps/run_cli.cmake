@@ -1,7 +1,9 @@
 # Runs one driver command and checks its exit code, output and JSON.
 #   cmake -DEXE=path -DARGS="a|b|c" [-DEXPECT_RC=0] [-DSTDOUT_REGEX=re]
 #         [-DSTDERR_REGEX=re] [-DSTDOUT_EMPTY=ON] [-DJSON_CHECKS="a.b.c=6|d=true"]
-#         -P run_cli.cmake
+#         [-DJSON_FILE=path] [-DREMOVE=path] -P run_cli.cmake
+# JSON_CHECKS read stdout, or the file JSON_FILE once the command has run
+# (REMOVE, a file or folder, is deleted first, so an old file cannot pass).
 # ARGS and JSON_CHECKS separate items with '|'; a literal ';' inside an item is
 # written '\;'. Plain ctest cannot parse JSON; CMake's string(JSON) can, so the
 # check needs nothing beyond CMake itself.
@@ -15,6 +17,9 @@ endif()
 string(REPLACE ";" "\\;" arguments "${ARGS}")
 string(REPLACE "|" ";" arguments "${arguments}")
 
+if(REMOVE)
+  file(REMOVE_RECURSE "${REMOVE}")
+endif()
 execute_process(COMMAND "${EXE}" ${arguments}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
 message("command: ${EXE} ${ARGS}\nexit code: ${rc}\n--- stdout\n${out}--- stderr\n${err}---")
@@ -34,6 +39,14 @@ if(STDOUT_EMPTY AND NOT out STREQUAL "")
 endif()
 
 if(JSON_CHECKS)
+  set(json "${out}")
+  if(JSON_FILE)
+    if(EXISTS "${JSON_FILE}")
+      file(READ "${JSON_FILE}" json)
+    else()
+      list(APPEND failures "no ${JSON_FILE}")
+    endif()
+  endif()
   string(REPLACE "|" ";" checks "${JSON_CHECKS}")
   foreach(check IN LISTS checks)
     if(NOT check MATCHES "^([^=]+)=(.*)$")
@@ -42,7 +55,7 @@ if(JSON_CHECKS)
     set(path "${CMAKE_MATCH_1}")
     set(want "${CMAKE_MATCH_2}")
     string(REPLACE "." ";" keys "${path}")
-    string(JSON got ERROR_VARIABLE json_error GET "${out}" ${keys})
+    string(JSON got ERROR_VARIABLE json_error GET "${json}" ${keys})
     if(json_error)
       list(APPEND failures "JSON ${path}: ${json_error}")
     elseif(NOT "${got}" STREQUAL "${want}")

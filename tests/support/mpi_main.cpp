@@ -3,6 +3,8 @@
 // reports the same result. Rank 0 prints gtest's usual output; the other ranks
 // print only their failures, prefixed with their rank, so a failure on any rank
 // is visible without N copies of every passing line.
+#include "isostencil/driver/kokkos_args.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
@@ -43,14 +45,21 @@ private:
 
 int main(int argc, char** argv) {
   // FUNNELED: only the main thread calls MPI, also with a threaded Kokkos backend.
-  int provided = MPI_THREAD_SINGLE;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (!isostencil::driver::init_mpi_funneled(argc, argv, "isostencil-test")) return 2;
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-  Kokkos::initialize(argc, argv);
+  // Kokkos' flags (--kokkos-num-threads=2, ...) and KOKKOS_* go to Kokkos in
+  // the spelling it reads; gtest gets the rest.
+  const isostencil::driver::KokkosArgs kokkos(argc, argv);
+  if (kokkos.help()) {
+    if (rank == 0) kokkos.print_help();
+    MPI_Finalize();
+    return 0;
+  }
+  kokkos.initialize();
   ::testing::InitGoogleTest(&argc, argv);
 
   if (rank != 0) {

@@ -73,14 +73,23 @@ int run(int argc, char** argv, int rank, int size) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::cerr << "iso-bench: MPI_Init failed\n";
+  // FUNNELED, as every isostencil program asks: only the main thread calls MPI.
+  int provided = MPI_THREAD_SINGLE;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    std::cerr << "iso-bench: MPI_Init_thread failed\n";
     return usage_exit_code;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (provided < MPI_THREAD_FUNNELED) {
+    if (rank == 0)
+      std::cerr << "iso-bench: error: MPI provides thread level " << provided
+                << ", below MPI_THREAD_FUNNELED\n";
+    MPI_Finalize();
+    return usage_exit_code;
+  }
   const int code = run(argc, argv, rank, size);
   MPI_Finalize();
   return code;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "isostencil/driver/context.hpp"
+#include "isostencil/driver/kokkos_args.hpp"
 #include "isostencil/spec.hpp"
 
 #include "iso/cost_model.hpp"
@@ -12,7 +13,15 @@
 #include <CLI/CLI.hpp>
 
 #include <memory>
+#include <optional>
+#include <stdexcept>
 #include <string>
+
+namespace isostencil::driver {
+/// Kokkos' flags of the command line driver::main runs (driver_main.cpp);
+/// a command that runs kernels holds a KokkosScope on them.
+const KokkosArgs& kokkos_args();
+}  // namespace isostencil::driver
 
 namespace isostencil::cli {
 
@@ -43,6 +52,19 @@ protected:
 
 std::unique_ptr<Command> make_plan_command(CLI::App& parent);
 std::unique_ptr<Command> make_demo_command(CLI::App& parent);
+
+/// Starts Kokkos with the command line's Kokkos flags (kokkos_args()) in
+/// `scope`; flags Kokkos refuses are a UsageError (the same on every rank).
+inline void start_kokkos(std::optional<driver::KokkosScope>& scope) {
+  try {
+    scope.emplace(driver::kokkos_args());
+  } catch (const std::exception& error) {
+    // Kokkos 3.4 reports a malformed number as std::stoi's invalid_argument.
+    std::string flags;
+    for (const std::string& flag : driver::kokkos_args().flags()) flags += (flags.empty() ? "" : " ") + flag;
+    throw UsageError("Kokkos refused its flags (" + flags + "): " + error.what());
+  }
+}
 
 /// --moore/--offsets/--offsets-file/--self/--procs/--mesh/--periodic.
 void add_neighborhood_options(CLI::App& app, NeighborhoodArgs& args, const std::string& moore_help,

@@ -7,6 +7,7 @@
 #include "deck_commands.hpp"
 
 #include "isostencil/driver/driver.hpp"
+#include "isostencil/driver/kokkos_args.hpp"
 
 #include "iso/error.hpp"
 
@@ -37,6 +38,11 @@ std::vector<KernelEntry>& registry() {
   return entries;
 }
 
+KokkosArgs& kokkos_flags() {
+  static KokkosArgs flags;
+  return flags;
+}
+
 int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program& program) {
   using namespace isostencil::cli;
   const std::string name = program.name.empty() ? std::string("isostencil") : program.name;
@@ -45,9 +51,14 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
                             "Runs under mpirun; `plan` also runs without it."
                    : program.description,
                name};
-  app.set_version_flag("--version", program.version.empty()
-                                        ? std::string(ISOSTENCIL_VERSION)
-                                        : program.version + " (isostencil " + ISOSTENCIL_VERSION + ")");
+  // The version, then the Kokkos it runs on (the default execution space is
+  // where kernels run; the backends list what this Kokkos could run).
+  app.set_version_flag("--version",
+                       (program.version.empty()
+                            ? std::string(ISOSTENCIL_VERSION)
+                            : program.version + " (isostencil " + ISOSTENCIL_VERSION + ")") +
+                           "\n" + kokkos_description() + ", default execution space " +
+                           execution_space_name());
   app.set_help_all_flag("--help-all", "print the help of every subcommand");
   app.require_subcommand(1);
   app.footer(
@@ -55,7 +66,9 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
       "  " + name + " plan --moore 3:1\n"
       "  " + name + " plan --moore 2:3 --procs 4,4 --mesh --json\n"
       "  " + name + " plan --offsets \"1,0,0;0,1,1\" --rounds\n"
-      "  mpirun -np 2 " + name + " demo --iterations 100");
+      "  mpirun -np 2 " + name + " demo --iterations 100\n"
+      "Kokkos' own flags (--kokkos-num-threads=N, --kokkos-device-id=N, ...; "
+      "--kokkos-help lists them) and KOKKOS_* variables go to Kokkos, for any subcommand.");
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_plan_command(app));
@@ -125,6 +138,8 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
 
 const char* version() { return ISOSTENCIL_VERSION; }
 
+const KokkosArgs& kokkos_args() { return kokkos_flags(); }
+
 void register_kernel(KernelEntry entry) {
   register_builtin_kernels();  // first: the default kernel and the key table's order
   if (!entry.run)
@@ -149,16 +164,30 @@ int main(int argc, char** argv, const Program& program) {
   // every rank) rather than kill one rank with SIGXFSZ and hang the others.
   std::signal(SIGXFSZ, SIG_IGN);
   register_builtin_kernels();
-  if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
-    std::cerr << (program.name.empty() ? "isostencil" : program.name) << ": MPI_Init failed\n";
-    return usage_exit_code;
-  }
+  const std::string name = program.name.empty() ? std::string("isostencil") : program.name;
+  if (!init_mpi_funneled(argc, argv, name.c_str())) return usage_exit_code;
   // Let ISO_MPI_CHECK turn MPI failures into exceptions with a message.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   cli::MpiContext mpi;
   MPI_Comm_rank(MPI_COMM_WORLD, &mpi.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &mpi.size);
-  const int code = run_driver(argc, argv, mpi, program);
+  // Kokkos' flags leave argv before CLI11 (which would reject them) parses it;
+  // the commands that run kernels initialize Kokkos with them.
+  kokkos_flags() = KokkosArgs(argc, argv);
+  int code = 0;
+  if (kokkos_flags().help()) {
+    if (mpi.rank == 0) {
+      try {
+        kokkos_flags().print_help();
+      } catch (const std::exception& error) {
+        std::cerr << name << ": error: " << error.what() << "\n";
+        code = usage_exit_code;
+      }
+    }
+    MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } else {
+    code = run_driver(argc, argv, mpi, program);
+  }
   MPI_Finalize();
   return code;
 }

@@ -194,7 +194,8 @@ public:
   }
 
   int run(const MpiContext& mpi) override {
-    Kokkos::ScopeGuard kokkos;
+    std::optional<driver::KokkosScope> kokkos;
+    start_kokkos(kokkos);
     std::vector<Case> cases;
     for (const std::string& d : split(dims_))
       for (const std::string& shape : split(shapes_))

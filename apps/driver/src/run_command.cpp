@@ -60,7 +60,8 @@ public:
   }
 
   int run(const MpiContext& mpi) override {
-    Kokkos::ScopeGuard kokkos;
+    std::optional<driver::KokkosScope> kokkos;
+    start_kokkos(kokkos);
     try {
       return run_deck(mpi);
     } catch (const deck::DeckError& error) {

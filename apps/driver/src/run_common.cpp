@@ -1,5 +1,6 @@
 // `isostencil run`: header, progress lines, summary (text and JSON).
 #include "isostencil/driver/run.hpp"
+#include "isostencil/driver/kokkos_args.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -27,6 +28,11 @@ std::string grid_text(const core::Decomposition& decomposition) {
   return fmt::format("{}", fmt::join(decomposition.global_extent(), "x")) + " (" + periodic + ") on " +
          std::to_string(decomposition.num_procs()) + " rank" +
          (decomposition.num_procs() == 1 ? "" : "s") + " as " + fmt::format("{}", fmt::join(decomposition.process_dims(), "x"));
+}
+
+/// Where the kernels ran: "OpenMP, concurrency 2".
+std::string space_text() {
+  return fmt::format("{}, concurrency {}", execution_space_name(), execution_space_concurrency());
 }
 
 std::string seconds_text(double seconds) {
@@ -86,6 +92,7 @@ void print_header(const Setup& setup, const core::Decomposition& decomposition,
     out += fmt::format("  --set {}\n", item);
   out += fmt::format("  kernel   {}: {}\n", deck.kernel.name, describe);
   out += fmt::format("  grid     {}\n", grid_text(decomposition));
+  out += fmt::format("  space    {} ({})\n", space_text(), kokkos_description());
   out += fmt::format("  stencil  {}\n", stencil);
   out +=
       fmt::format("  halo     {} -> {}{}; overlap {}\n", deck.halo.algorithm, algorithm,
@@ -143,6 +150,9 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
   json["ranks"] = decomposition.num_procs();
   json["procs"] = decomposition.process_dims();
   json["stencil"] = report.stencil;
+  json["execution_space"] = {{"name", execution_space_name()},
+                             {"concurrency", execution_space_concurrency()},
+                             {"kokkos", kokkos_description()}};
   json["restart"] =
       setup.restart ? nlohmann::ordered_json(setup.restart_path) : nlohmann::ordered_json();
   json["steps"] = {{"first", report.first_step},
@@ -208,6 +218,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
         fmt::format("summary: {} steps ({} -> {}){}\n", steps, report.first_step, report.last_step,
                     report.converged ? ", converged (" + report.last_metric.text + ")" : "");
     out += fmt::format("  final    {}\n", report.last_metric.text);
+    out += fmt::format("  space    {}\n", space_text());
     out += fmt::format(
         "  time     total {}: kernel {}, halo {} ({:.0f}% of kernel+halo), I/O {}, validation {}, "
         "measure {}; {:.2f} Mcell-steps/s\n",

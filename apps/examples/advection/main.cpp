@@ -16,6 +16,7 @@
 // "Solution validates".
 //
 //   mpirun -np 2 isostencil-advection --n 128 --steps 200 --cx 0.5 --cy 0.25
+#include "isostencil/driver/kokkos_args.hpp"
 #include "isostencil/kernels/user_kernel.hpp"
 
 #include <mpi.h>
@@ -181,9 +182,16 @@ int run(const Settings& s, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  if (!driver::init_mpi_funneled(argc, argv, "isostencil-advection")) return 2;
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Kokkos' flags (--kokkos-num-threads=2, ...) go to Kokkos, the rest to CLI11.
+  const driver::KokkosArgs kokkos(argc, argv);
+  if (kokkos.help()) {
+    if (rank == 0) kokkos.print_help();
+    MPI_Finalize();
+    return 0;
+  }
   Settings s;
   CLI::App app{"2-D first-order upwind advection of a Gaussian pulse (isostencil user kernel)"};
   app.add_option("--n", s.n, "global cells per dimension")->check(CLI::Range(8L, 1L << 20));
@@ -207,14 +215,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   int status = 0;
-  Kokkos::initialize(argc, argv);
   try {
+    const driver::KokkosScope scope(kokkos);
     status = run(s, rank);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "isostencil-advection: rank %d: %s\n", rank, error.what());
     status = 1;
   }
-  Kokkos::finalize();
   MPI_Finalize();
   return status;
 }

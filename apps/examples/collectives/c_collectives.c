@@ -16,10 +16,20 @@
 static int payload(int round, int rank, int block) { return round * 100000 + rank * 100 + block; }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  /* FUNNELED: what a threaded program needs (the collectives are called from
+     the main thread only); this one has no threads but asks as such a one would. */
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (provided < MPI_THREAD_FUNNELED) {
+    if (rank == 0)
+      fprintf(stderr, "c_collectives: error: MPI provides thread level %d, below MPI_THREAD_FUNNELED\n",
+              provided);
+    MPI_Finalize();
+    return 2;
+  }
 
   int dims[2] = {0, 0}, periods[2] = {1, 1};
   MPI_Dims_create(size, 2, dims);

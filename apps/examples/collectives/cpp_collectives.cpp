@@ -75,7 +75,19 @@ int run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: what a threaded program needs (the collectives are called from
+  // the main thread only); this one has no threads but asks as such a one would.
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  if (provided < MPI_THREAD_FUNNELED) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+      std::fprintf(stderr, "cpp_collectives: error: MPI provides thread level %d, below MPI_THREAD_FUNNELED\n",
+                   provided);
+    MPI_Finalize();
+    return 2;
+  }
   int code = 1;
   try {
     code = run();  // the library's objects are gone before MPI_Finalize
