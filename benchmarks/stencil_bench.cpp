@@ -67,6 +67,21 @@ struct Stream {
   double triad_gbps = 0;  ///< per rank, best sample
 };
 
+using StreamPolicy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<long>>;
+
+/// Initializes the STREAM-like arrays (a free function: CUDA allows no device
+/// lambda in a constructor).
+void stream_init(long cells, const Kokkos::View<double*>& a, const Kokkos::View<double*>& b,
+                 const Kokkos::View<double*>& c) {
+  Kokkos::parallel_for(
+      "stream init", StreamPolicy(0, cells), KOKKOS_LAMBDA(const long i) {
+        a(i) = 1.0;
+        b(i) = 2.0;
+        c(i) = 0.0;
+      });
+  Kokkos::fence();
+}
+
 /// The STREAM-like arrays of one size, kept for the whole size so that the
 /// bound can be sampled between the kernels' repeats (the machine's memory
 /// bandwidth drifts when other work shares it; interleaving keeps each
@@ -79,14 +94,7 @@ public:
         a_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream a"), cells),
         b_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream b"), cells),
         c_(Kokkos::view_alloc(Kokkos::WithoutInitializing, "stream c"), cells) {
-    auto a = a_, b = b_, c = c_;
-    Kokkos::parallel_for(
-        "stream init", Policy(0, cells_), KOKKOS_LAMBDA(const long i) {
-          a(i) = 1.0;
-          b(i) = 2.0;
-          c(i) = 0.0;
-        });
-    Kokkos::fence();
+    stream_init(cells_, a_, b_, c_);
     sample();  // warm up
     best_ = Stream{};
   }
@@ -111,7 +119,7 @@ public:
   void reset() { best_ = Stream{}; }
 
 private:
-  using Policy = Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<long>>;
+  using Policy = StreamPolicy;
   template <class Body>
   double timed(const Body& body) {
     return isobench::time_repetitions(comm_, 0, 1, [&] {

@@ -72,6 +72,34 @@ step("find_package(isostencil 9.0) is refused" EXPECT_RC 1 OUT out
      COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/version_probe -B ${WORK_DIR}/version_probe/build ${configure_args})
 expect("version refusal names the version" "${out}" "${VERSION}")
 
+# The package finds the Kokkos it was built with, not the first one on the
+# search path (Debian's, for a build against a hand-built Kokkos), and refuses
+# another version that the consumer names (it would not link).
+file(WRITE ${WORK_DIR}/kokkos_probe/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.20)\nproject(probe LANGUAGES C CXX)\n"
+     "find_package(isostencil 0.1 REQUIRED)\n"
+     "message(STATUS \"probe: Kokkos \${Kokkos_VERSION} from \${Kokkos_CONFIG}\")\n")
+step("find_package(isostencil) finds Kokkos" OUT out
+     COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/kokkos_probe -B ${WORK_DIR}/kokkos_probe/build ${configure_args})
+string(REGEX MATCH "probe: Kokkos ([^ ]*) from ([^\n]*)/KokkosConfig.cmake" line "${out}")
+get_filename_component(found "${CMAKE_MATCH_2}" REALPATH)
+get_filename_component(built "${KOKKOS_DIR}" REALPATH)
+if(NOT CMAKE_MATCH_1 STREQUAL KOKKOS_VERSION OR NOT found STREQUAL built)
+  message(FATAL_ERROR "install test: the package found Kokkos ${CMAKE_MATCH_1} in ${found}; "
+                      "it was built with Kokkos ${KOKKOS_VERSION} in ${built}\n${out}")
+endif()
+message(STATUS "ok: the package finds Kokkos ${KOKKOS_VERSION} in ${built}")
+file(WRITE ${WORK_DIR}/other_kokkos/KokkosConfig.cmake "set(Kokkos_FOUND TRUE)\n")
+file(WRITE ${WORK_DIR}/other_kokkos/KokkosConfigVersion.cmake
+     "set(PACKAGE_VERSION 0.0.1)\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\n"
+     "if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n  set(PACKAGE_VERSION_EXACT TRUE)\nendif()\n")
+file(REMOVE_RECURSE ${WORK_DIR}/kokkos_probe/build)
+step("another Kokkos version is refused" EXPECT_RC 1 OUT out
+     COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/kokkos_probe -B ${WORK_DIR}/kokkos_probe/build ${configure_args}
+             -DKokkos_DIR=${WORK_DIR}/other_kokkos)
+string(REPLACE "." "\\." kokkos_version_regex "${KOKKOS_VERSION}")
+expect("the Kokkos refusal names the version" "${out}" "${kokkos_version_regex}.*0\\.0\\.1|0\\.0\\.1.*${kokkos_version_regex}")
+
 # 3. Run them at 1 and 2 ranks.
 set(mpi ${MPIEXEC} ${PREFLAGS})
 set(heat ${WORK_DIR}/heat/heat)
