@@ -143,7 +143,7 @@ bool on_one_openmp_thread(const std::function<void()>& run, int& threads) {
   // The partition's master is this (the MPI) thread.
   Kokkos::OpenMP::partition_master(
       [&](int, int) {
-        threads = Kokkos::OpenMP::concurrency();
+        threads = Kokkos::OpenMP::impl_thread_pool_size();  // the partition's threads
         run();
       },
       1, 1);

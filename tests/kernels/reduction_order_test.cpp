@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -301,7 +302,7 @@ std::vector<std::pair<std::string, Results>> every_space(const Field<D>& field,
     int threads = 0;
     Kokkos::OpenMP::partition_master(
         [&](int, int) {
-          threads = Kokkos::OpenMP::concurrency();
+          threads = Kokkos::OpenMP::impl_thread_pool_size();  // the partition's threads
           one = reduce_all<D>(Kokkos::OpenMP(), field, list);
         },
         1, 1);
@@ -341,7 +342,12 @@ void check_field(const Index<D>& extent) {
                                 << " of " << big << " boxes)";
   EXPECT_GT(big, 0);
 
-  for (const auto& [name, got] : every_space<D>(field, list)) {
+  const auto spaces = every_space<D>(field, list);
+  std::string names;
+  for (const auto& space : spaces)
+    names += (names.empty() ? "" : "; ") + space.first;
+  std::printf("%d-D, %zu boxes, compared: %s\n", D, list.size(), names.c_str());
+  for (const auto& [name, got] : spaces) {
     for (std::size_t b = 0; b < list.size(); ++b) {
       EXPECT_TRUE(same_bits(got.sums[b], want[b]))
           << name << ", " << D << "-D box " << b << " of " << list[b].cells() << " cells: sum "
