@@ -15,67 +15,59 @@ namespace isostencil::core::detail {
 
 namespace {
 
-// Grid<D> has at most 6 dimensions; one more for the leading dimension a
-// 1-D block gets, so every segment has at least two.
-constexpr int max_segment_dims = 7;
-
-// One block of one field, in words (the element split into equal words, so
-// one kernel serves every element type): the cells [start, start + size) of
-// the field, row-major with `stride`, travel to or from the buffer at
-// `buffer` in the same row-major order. The kernel's unit of work is one
-// slab over the last two dimensions; the segment's units are numbered from
-// `first_unit`.
-struct PackSegment {
+// The kernels' unit of work: one slab of one block of one field, `rows`
+// rows of `run` words (the element split into equal words, so one kernel
+// serves every element type), row r at field word `field_offset + r *
+// row_stride` and at buffer word `buffer_offset + r * run`. A block is one
+// slab per index of its dimensions before the last two; the slabs of block i
+// follow one another in the buffer in row-major order, field after field.
+struct PackUnit {
   int field = 0;
-  int dims = 0;
-  long buffer = 0;
-  long first_unit = 0;
-  long start[max_segment_dims] = {};
-  long size[max_segment_dims] = {};
-  long stride[max_segment_dims] = {};
+  long field_offset = 0;
+  long buffer_offset = 0;
+  long rows = 0;
+  long run = 0;
+  long row_stride = 0;
 };
 
-// The one kernel of both directions: Pack copies field -> buffer, else buffer -> field.
+// The one kernel of both directions: Pack copies field -> buffer, else
+// buffer -> field. On the host a unit is a plain loop nest (few, large
+// units: no per-element index arithmetic); on a device a team copies it.
 template <class Space, class Word, bool Pack>
-void move_segments(const Space& space, const Kokkos::View<const PackSegment*, typename Space::memory_space>& segments,
-                   long units, const Kokkos::View<const std::uintptr_t*, typename Space::memory_space>& fields,
-                   char* buffer_bytes) {
-  if (units == 0) return;
-  using Policy = Kokkos::TeamPolicy<Space>;
-  using Member = typename Policy::member_type;
+void move_units(const Space& space, const Kokkos::View<const PackUnit*, typename Space::memory_space>& units,
+                const Kokkos::View<const std::uintptr_t*, typename Space::memory_space>& fields, char* buffer_bytes) {
+  const long count = static_cast<long>(units.extent(0));
+  if (count == 0) return;
   Word* const buffer = reinterpret_cast<Word*>(buffer_bytes);
-  const int count = static_cast<int>(segments.extent(0));
-  Kokkos::parallel_for(
-      Pack ? "isostencil::core::HaloExchange::pack" : "isostencil::core::HaloExchange::unpack",
-      Policy(space, static_cast<int>(units), Kokkos::AUTO), KOKKOS_LAMBDA(const Member& team) {
-        const long unit = team.league_rank();
-        int lo = 0, hi = count - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) / 2;
-          if (segments(mid).first_unit <= unit) lo = mid;
-          else hi = mid - 1;
+  const char* label = Pack ? "isostencil::core::HaloExchange::pack" : "isostencil::core::HaloExchange::unpack";
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible) {
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), KOKKOS_LAMBDA(const long u) {
+      const PackUnit& unit = units(u);
+      Word* field = reinterpret_cast<Word*>(fields(unit.field)) + unit.field_offset;
+      Word* packed = buffer + unit.buffer_offset;
+      for (long row = 0; row < unit.rows; ++row, field += unit.row_stride, packed += unit.run)
+        for (long k = 0; k < unit.run; ++k) {
+          if constexpr (Pack) packed[k] = field[k];
+          else field[k] = packed[k];
         }
-        const PackSegment& s = segments(lo);
-        const int d = s.dims;
-        const long local = unit - s.first_unit;
-        long rest = local, origin = 0;
-        for (int j = d - 3; j >= 0; --j) {
-          origin += (s.start[j] + rest % s.size[j]) * s.stride[j];
-          rest /= s.size[j];
-        }
-        origin += s.start[d - 2] * s.stride[d - 2] + s.start[d - 1];
-        const long rows = s.size[d - 2], run = s.size[d - 1], row_stride = s.stride[d - 2];
-        Word* const field = reinterpret_cast<Word*>(fields(s.field)) + origin;
-        Word* const slab = buffer + s.buffer + local * rows * run;
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const long row) {
-          Word* const cells = field + row * row_stride;
-          Word* const packed = slab + row * run;
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, run), [&](const long k) {
-            if constexpr (Pack) packed[k] = cells[k];
-            else cells[k] = packed[k];
-          });
+    });
+  } else {
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    Kokkos::parallel_for(label, Policy(space, static_cast<int>(count), Kokkos::AUTO), KOKKOS_LAMBDA(const Member& team) {
+      const PackUnit& unit = units(team.league_rank());
+      Word* const field = reinterpret_cast<Word*>(fields(unit.field)) + unit.field_offset;
+      Word* const packed = buffer + unit.buffer_offset;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, unit.rows), [&](const long row) {
+        Word* const cells = field + row * unit.row_stride;
+        Word* const slot = packed + row * unit.run;
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, unit.run), [&](const long k) {
+          if constexpr (Pack) slot[k] = cells[k];
+          else cells[k] = slot[k];
         });
       });
+    });
+  }
 }
 
 }  // namespace
@@ -97,8 +89,7 @@ struct SpaceImpl final : PackedTransport::Impl {
   using memory_space = typename Space::memory_space;
   Kokkos::View<char*, memory_space> send, recv;
   Kokkos::View<char*, Kokkos::HostSpace> host_send, host_recv;  // staging (empty when not staged)
-  Kokkos::View<PackSegment*, memory_space> pack_segments, unpack_segments;
-  long pack_units = 0, unpack_units = 0;
+  Kokkos::View<PackUnit*, memory_space> pack_units, unpack_units;
   Kokkos::View<std::uintptr_t*, memory_space> field_addresses;
   int word = 1;
 
@@ -117,20 +108,20 @@ struct SpaceImpl final : PackedTransport::Impl {
   }
 
   template <bool Pack>
-  void run(const Space& space, const Kokkos::View<PackSegment*, memory_space>& segments, long units, char* buffer) {
-    const Kokkos::View<const PackSegment*, memory_space> table = segments;
+  void run(const Space& space, const Kokkos::View<PackUnit*, memory_space>& units, char* buffer) {
+    const Kokkos::View<const PackUnit*, memory_space> table = units;
     const Kokkos::View<const std::uintptr_t*, memory_space> fields = field_addresses;
     switch (word) {
-      case 8: return move_segments<Space, std::uint64_t, Pack>(space, table, units, fields, buffer);
-      case 4: return move_segments<Space, std::uint32_t, Pack>(space, table, units, fields, buffer);
-      case 2: return move_segments<Space, std::uint16_t, Pack>(space, table, units, fields, buffer);
-      default: return move_segments<Space, std::uint8_t, Pack>(space, table, units, fields, buffer);
+      case 8: return move_units<Space, std::uint64_t, Pack>(space, table, fields, buffer);
+      case 4: return move_units<Space, std::uint32_t, Pack>(space, table, fields, buffer);
+      case 2: return move_units<Space, std::uint16_t, Pack>(space, table, fields, buffer);
+      default: return move_units<Space, std::uint8_t, Pack>(space, table, fields, buffer);
     }
   }
 
   void pack(const execution_space& exchange_space) override {
     const Space space = on(exchange_space);
-    run<true>(space, pack_segments, pack_units, send.data());
+    run<true>(space, pack_units, send.data());
     if (stage) Kokkos::deep_copy(space, host_send, send);
     // MPI reads the buffer next: only this instance's work must be done.
     space.fence();
@@ -139,51 +130,59 @@ struct SpaceImpl final : PackedTransport::Impl {
   void unpack(const execution_space& exchange_space) override {
     const Space space = on(exchange_space);
     if (stage) Kokkos::deep_copy(space, recv, host_recv);
-    run<false>(space, unpack_segments, unpack_units, recv.data());
+    run<false>(space, unpack_units, recv.data());
     space.fence();
   }
 };
 
-// The segments of every block of every field; `skip(i)` leaves block i out
-// (no partner). Offsets in words; buffer block i starts at element
+// The units of every block of every field; `skip(i)` leaves block i out (no
+// partner). Offsets in words; buffer block i starts at element
 // `displacement[i]`, its fields one after another.
 template <class Skip>
-std::vector<PackSegment> make_segments(const iso::HaloPattern& pattern, bool send, int nfields,
-                                       const std::vector<int>& extent, const std::vector<long>& displacement,
-                                       long scale, Skip skip, long& units) {
+std::vector<PackUnit> make_units(const iso::HaloPattern& pattern, bool send, int nfields,
+                                 const std::vector<int>& extent, const std::vector<long>& displacement, long scale,
+                                 Skip skip) {
+  // A 1-D field gets a leading dimension of extent 1: every block has two.
   const int d = static_cast<int>(extent.size());
   const int normalized = std::max(d, 2);
-  const int lead = normalized - d;  // 1 for a 1-D field
-  std::vector<long> extent_words(normalized, 1), stride(normalized, 1);
-  for (int j = 0; j < d; ++j) extent_words[lead + j] = extent[j];
-  extent_words[normalized - 1] *= scale;
-  for (int j = normalized - 2; j >= 0; --j) stride[j] = stride[j + 1] * extent_words[j + 1];
-  std::vector<PackSegment> segments;
-  units = 0;
+  const int lead = normalized - d;
+  std::vector<long> stride(normalized, 1), field_extent(normalized, 1);
+  for (int j = 0; j < d; ++j) field_extent[lead + j] = extent[j];
+  field_extent[normalized - 1] *= scale;
+  for (int j = normalized - 2; j >= 0; --j) stride[j] = stride[j + 1] * field_extent[j + 1];
+  std::vector<PackUnit> units;
   for (int i = 0; i < pattern.directions().size(); ++i) {
     const iso::HaloPattern::Block& block = send ? pattern.send_block(i) : pattern.recv_block(i);
     const long cells = block.cells();
     if (cells == 0 || skip(i)) continue;
-    for (int f = 0; f < nfields; ++f) {
-      PackSegment s;
-      s.field = f;
-      s.dims = normalized;
-      s.buffer = (displacement[i] + f * cells) * scale;
-      s.first_unit = units;
-      for (int j = 0; j < normalized; ++j) {
-        s.start[j] = j < lead ? 0 : block.start[j - lead];
-        s.size[j] = j < lead ? 1 : block.size[j - lead];
-        s.stride[j] = stride[j];
-      }
-      s.start[normalized - 1] *= scale;
-      s.size[normalized - 1] *= scale;
-      long slabs = 1;
-      for (int j = 0; j + 2 < normalized; ++j) slabs *= s.size[j];
-      units += slabs;
-      segments.push_back(s);
+    std::vector<long> start(normalized, 0), size(normalized, 1);
+    for (int j = 0; j < d; ++j) {
+      start[lead + j] = block.start[j];
+      size[lead + j] = block.size[j];
     }
+    start[normalized - 1] *= scale;
+    size[normalized - 1] *= scale;
+    long slabs = 1;
+    for (int j = 0; j + 2 < normalized; ++j) slabs *= size[j];
+    const long slab_words = size[normalized - 2] * size[normalized - 1];
+    for (int f = 0; f < nfields; ++f)
+      for (long slab = 0; slab < slabs; ++slab) {
+        PackUnit unit;
+        unit.field = f;
+        long rest = slab, offset = 0;
+        for (int j = normalized - 3; j >= 0; --j) {
+          offset += (start[j] + rest % size[j]) * stride[j];
+          rest /= size[j];
+        }
+        unit.field_offset = offset + start[normalized - 2] * stride[normalized - 2] + start[normalized - 1];
+        unit.buffer_offset = (displacement[i] + f * cells) * scale + slab * slab_words;
+        unit.rows = size[normalized - 2];
+        unit.run = size[normalized - 1];
+        unit.row_stride = stride[normalized - 2];
+        units.push_back(unit);
+      }
   }
-  return segments;
+  return units;
 }
 
 template <class Space>
@@ -230,23 +229,21 @@ std::unique_ptr<PackedTransport::Impl> make_impl(const iso::HaloPattern& pattern
   }
   const std::vector<int> extent = pattern.layout(element).extent();
   std::vector<long> send_displacement(send_at), recv_displacement(recv_at);
-  const auto pack = make_segments(
-      pattern, true, nfields, extent, send_displacement, scale,
-      [&](int i) { return neighborhood.target_rank(i) < 0; }, impl->pack_units);
-  const auto unpack = make_segments(
-      pattern, false, nfields, extent, recv_displacement, scale,
-      [&](int i) { return neighborhood.source_rank(i) < 0; }, impl->unpack_units);
+  const auto pack = make_units(pattern, true, nfields, extent, send_displacement, scale,
+                               [&](int i) { return neighborhood.target_rank(i) < 0; });
+  const auto unpack = make_units(pattern, false, nfields, extent, recv_displacement, scale,
+                                 [&](int i) { return neighborhood.source_rank(i) < 0; });
 
-  auto upload = [](const std::vector<PackSegment>& table, const char* label) {
-    Kokkos::View<PackSegment*, memory_space> view(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing),
+  auto upload = [](const std::vector<PackUnit>& table, const char* label) {
+    Kokkos::View<PackUnit*, memory_space> view(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing),
                                                   table.size());
     auto host = Kokkos::create_mirror_view(view);
     for (std::size_t k = 0; k < table.size(); ++k) host(k) = table[k];
     Kokkos::deep_copy(view, host);
     return view;
   };
-  impl->pack_segments = upload(pack, "isostencil::core::HaloExchange::pack_segments");
-  impl->unpack_segments = upload(unpack, "isostencil::core::HaloExchange::unpack_segments");
+  impl->pack_units = upload(pack, "isostencil::core::HaloExchange::pack_units");
+  impl->unpack_units = upload(unpack, "isostencil::core::HaloExchange::unpack_units");
   impl->field_addresses = Kokkos::View<std::uintptr_t*, memory_space>("isostencil::core::HaloExchange::fields",
                                                                        fields.size());
   auto addresses = Kokkos::create_mirror_view(impl->field_addresses);
