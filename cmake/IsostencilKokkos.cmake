@@ -41,6 +41,13 @@ if(Kokkos_ENABLE_CUDA)
       "(-DCMAKE_CXX_COMPILER=g++), not nvcc_wrapper (${CMAKE_CXX_COMPILER}): Kokkos sends "
       "the sources that use it through nvcc_wrapper itself (see docs/building-kokkos.md)")
   endif()
+  # The launcher recognizes the compile lines by their first word, the host
+  # compiler; a compiler launcher in front of it (ccache) would hide them.
+  if(CMAKE_CXX_COMPILER_LAUNCHER)
+    message(STATUS "CMAKE_CXX_COMPILER_LAUNCHER (${CMAKE_CXX_COMPILER_LAUNCHER}) is not used "
+                   "with a CUDA Kokkos: it would hide the compile lines from kokkos_launch_compiler")
+    set(CMAKE_CXX_COMPILER_LAUNCHER "")
+  endif()
   get_property(_iso_kokkos_launcher GLOBAL PROPERTY RULE_LAUNCH_COMPILE)
   if(NOT _iso_kokkos_launcher MATCHES "kokkos_launch_compiler")
     kokkos_compilation(GLOBAL)
