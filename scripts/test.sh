@@ -9,6 +9,9 @@ case "${ISOSTENCIL_KOKKOS:-serial}" in
     BUILD_DIR="${BUILD_DIR:-build-openmp}"
     # Two threads per rank, not pinned: ranks and threads share 2 cores.
     export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}" OMP_PROC_BIND="${OMP_PROC_BIND:-false}"
+    # Idle threads sleep instead of spinning: with several ranks of 2 threads
+    # on 2 cores a spinning barrier waits for descheduled threads (minutes).
+    export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
     ;;
   *) BUILD_DIR="${BUILD_DIR:-build}" ;;
 esac
