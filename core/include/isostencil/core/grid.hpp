@@ -190,14 +190,16 @@ public:
     return true;
   }
 
-  /// A policy over the local interior indices: MDRangePolicy<Rank<D>> for
-  /// D >= 2, RangePolicy for D == 1 (MDRangePolicy needs rank 2 to 6).
+  /// A policy over the local interior indices: MDRangePolicy for D >= 2,
+  /// iterating row-major as the fields are laid out (a device's default order
+  /// is the other one), RangePolicy for D == 1 (MDRangePolicy needs rank 2-6).
   template <class ExecutionSpace = Kokkos::DefaultExecutionSpace>
   auto interior_policy() const {
     if constexpr (D == 1) {
       return Kokkos::RangePolicy<ExecutionSpace>(ghost_lo_[0], ghost_lo_[0] + interior_[0]);
     } else {
-      using Policy = Kokkos::MDRangePolicy<ExecutionSpace, Kokkos::Rank<D>>;
+      using Policy = Kokkos::MDRangePolicy<
+          ExecutionSpace, Kokkos::Rank<D, Kokkos::Iterate::Right, Kokkos::Iterate::Right>>;
       typename Policy::point_type first{}, last{};
       for (int j = 0; j < D; ++j) {
         first[j] = ghost_lo_[j];
