@@ -16,6 +16,7 @@ const char* to_string(Algorithm algorithm) {
     case Algorithm::linear: return "linear";
     case Algorithm::torus: return "torus";
     case Algorithm::direct: return "direct";
+    case Algorithm::basis: return "basis";
     case Algorithm::mpi: return "mpi";
     case Algorithm::automatic: return "auto";
   }
@@ -41,6 +42,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       {Algorithm::linear, "linear", "straightforward", true, "one round per nonzero offset, no combining"},
       {Algorithm::torus, "torus", "hop", true, "message combining over immediate torus links"},
       {Algorithm::direct, "direct", "torus-direct", true, "message combining with direct shifts along each dimension"},
+      {Algorithm::basis, "basis", "additive", true, "one round per vector of a small additive basis of the offsets"},
       {Algorithm::mpi, "mpi", "native", false, "the MPI library's own neighborhood collective"},
       {Algorithm::automatic, "auto", "automatic", false, "the least predicted time of the others (cost model)"},
   };
@@ -183,7 +185,18 @@ Routes route_direct(const OffsetList& offsets) {
   return routes;
 }
 
-Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
+// docs/design/schedules.md#basis: one round per basis vector, each block along its terms.
+Routes route_basis(const OffsetList& offsets, const std::vector<bool>& periodic) {
+  AdditiveBasis basis = additive_basis(offsets, periodic);
+  Routes routes;
+  routes.dims = offsets.dims();
+  routes.shifts = std::move(basis.vectors);
+  routes.paths = std::move(basis.terms);
+  routes.paths.resize(offsets.size());
+  return routes;
+}
+
+Routes make_routes(const OffsetList& offsets, Algorithm algorithm, const std::vector<bool>& periodic) {
   if (algorithm == Algorithm::torus) {
     // One round per unit hop: refuse lists that would need absurdly many.
     long rounds = 0;
@@ -207,11 +220,12 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm) {
     case Algorithm::linear: return route_linear(offsets);
     case Algorithm::torus: return route_torus(offsets);
     case Algorithm::direct: return route_direct(offsets);
+    case Algorithm::basis: return route_basis(offsets, periodic);
     case Algorithm::mpi:
     case Algorithm::automatic: break;
   }
   throw Error(std::string("iso::build_schedule: algorithm \"") + to_string(algorithm) +
-              "\" has no schedule of its own (use linear, torus or direct)");
+              "\" has no schedule of its own (use " + algorithm_names(AlgorithmNames::scheduled, ", ", " or ") + ")");
 }
 
 // Per-process view of the grid: existence tests of docs/design/mesh.md#filtering-a-schedule.
@@ -355,9 +369,13 @@ struct Trie {
   std::vector<int> owner_of_block;  // node index of v_i's owner, -1 for zero offsets
 };
 
-Trie build_trie(const OffsetList& offsets, const Routes& routes) {
+// Nodes are path prefixes: (parent, round) -> child. Torus and direct reach a
+// displacement along one path only (checked); basis may reach one along
+// several, which are then distinct nodes.
+Trie build_trie(const OffsetList& offsets, const Routes& routes, bool unique_displacements) {
   const int d = offsets.dims();
   Trie trie;
+  std::map<std::pair<int, int>, int> children;
   std::map<std::vector<int>, int> index;
   trie.owner_of_block.assign(offsets.size(), -1);
   std::vector<int> displacement(d);
@@ -366,11 +384,13 @@ Trie build_trie(const OffsetList& offsets, const Routes& routes) {
     int parent = -1;
     for (int r : routes.paths[i]) {
       for (int j = 0; j < d; ++j) displacement[j] += routes.shifts[r][j];
-      auto found = index.find(displacement);
+      auto found = children.find({parent, r});
       int node;
-      if (found == index.end()) {
+      if (found == children.end()) {
         node = static_cast<int>(trie.nodes.size());
-        index.emplace(displacement, node);
+        children.emplace(std::make_pair(parent, r), node);
+        if (unique_displacements && !index.emplace(displacement, node).second)
+          throw Error("iso::build_schedule: internal error: trie node reached along two paths");
         Trie::Node created;
         created.displacement = displacement;
         created.parent = parent;
@@ -378,8 +398,6 @@ Trie build_trie(const OffsetList& offsets, const Routes& routes) {
         trie.nodes.push_back(std::move(created));
       } else {
         node = found->second;
-        if (trie.nodes[node].round != r || trie.nodes[node].parent != parent)
-          throw Error("iso::build_schedule: internal error: trie node reached along two paths");
       }
       parent = node;
     }
@@ -420,7 +438,7 @@ Trie build_trie(const OffsetList& offsets, const Routes& routes) {
 Schedule trie_schedule(const OffsetList& offsets, const Routes& routes, Algorithm algorithm, Locator& here) {
   Schedule schedule = start_schedule(offsets, routes, algorithm, Collective::allgather, here);
   const SlotMap slots = make_slot_map(offsets, here);
-  const Trie trie = build_trie(offsets, routes);
+  const Trie trie = build_trie(offsets, routes, algorithm != Algorithm::basis);
   auto store = [&](int u) -> BlockRef {
     if (u < 0) return {Buffer::send, 0};
     const Trie::Node& node = trie.nodes[u];
@@ -434,11 +452,12 @@ Schedule trie_schedule(const OffsetList& offsets, const Routes& routes, Algorith
       if (here.reaches(trie.nodes[l].displacement.data())) return true;
     return false;
   };
-  // Canonical entry order within a round: lexicographic by displacement.
+  // Canonical entry order within a round: lexicographic by displacement,
+  // then by creation (basis nodes of one displacement).
   std::vector<int> order(trie.nodes.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return trie.nodes[a].displacement < trie.nodes[b].displacement; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return trie.nodes[a].displacement < trie.nodes[b].displacement; });
   const std::vector<int> zero(offsets.dims(), 0);
   for (int u : order) {
     const Trie::Node& node = trie.nodes[u];
@@ -482,7 +501,11 @@ void check_dims(const OffsetList& offsets, const CartGeometry& grid) {
 }  // namespace
 
 RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm) {
-  return RoundList{make_routes(offsets, algorithm).shifts};
+  return RoundList{make_routes(offsets, algorithm, {}).shifts};
+}
+
+RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm, const std::vector<bool>& periodic) {
+  return RoundList{make_routes(offsets, algorithm, periodic).shifts};
 }
 
 Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, const int* coords,
@@ -493,7 +516,7 @@ Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, con
     if (coords[j] < 0 || coords[j] >= grid.sizes[j])
       throw Error("iso::build_schedule: coordinate " + std::to_string(coords[j]) + " outside [0," +
                   std::to_string(grid.sizes[j]) + ") in dimension " + std::to_string(j));
-  const Routes routes = make_routes(offsets, algorithm);
+  const Routes routes = make_routes(offsets, algorithm, grid.periodic);
   Locator here(grid, coords);
   if (collective == Collective::alltoall || algorithm == Algorithm::linear)
     return blockwise_schedule(offsets, routes, algorithm, collective, here);
@@ -528,7 +551,7 @@ ScheduleFigures schedule_figures(const OffsetList& offsets, const CartGeometry& 
     figures.messages_total *= grid.num_procs();
     figures.volume_total *= grid.num_procs();
   }
-  if (evaluated == 0) figures.rounds = static_cast<int>(make_routes(offsets, algorithm).shifts.size());
+  if (evaluated == 0) figures.rounds = static_cast<int>(make_routes(offsets, algorithm, grid.periodic).shifts.size());
   return figures;
 }
 

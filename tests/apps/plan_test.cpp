@@ -57,7 +57,7 @@ TEST_P(ReferenceTable, PlanReproducesRow) {
   const iso::CartGeometry grid = torus(row.d);  // `isostencil plan`'s default grid
   const Plan plan = compute_plan("Moore", offsets, grid);
   ASSERT_EQ(offsets.size(), row.s);
-  ASSERT_EQ(plan.algorithms.size(), 3u);
+  ASSERT_EQ(plan.algorithms.size(), 4u);  // linear, torus, direct, basis
 
   // The table's general formulas agree with the table itself.
   EXPECT_EQ(row.volume_hop, row.d * row.r * (row.r + 1) * ipow(2 * row.r + 1, row.d - 1));
@@ -135,8 +135,14 @@ struct Move {
 };
 
 std::vector<Move> block_path(const int* v, int dims, Algorithm algorithm, int block,
-                             const iso::OffsetList& offsets) {
+                             const iso::OffsetList& offsets, const std::vector<bool>& periodic) {
   std::vector<Move> path;
+  if (algorithm == Algorithm::basis) {
+    // Along the terms, one round per basis vector.
+    const iso::AdditiveBasis basis = iso::additive_basis(offsets, periodic);
+    for (int b : basis.terms[static_cast<std::size_t>(block)]) path.push_back({b, basis.vectors[static_cast<std::size_t>(b)]});
+    return path;
+  }
   if (algorithm == Algorithm::linear) {
     bool zero = std::all_of(v, v + dims, [](int c) { return c == 0; });
     if (!zero) path.push_back({block, std::vector<int>(v, v + dims)});
@@ -189,7 +195,7 @@ iso::ScheduleFigures brute_force_alltoall(const iso::OffsetList& offsets,
     for (int i = 0; i < offsets.size(); ++i) {
       if (!grid.shift(origin.data(), offsets[i], 1, target.data())) continue;
       position = origin;
-      for (const Move& move : block_path(offsets[i], dims, algorithm, i, offsets)) {
+      for (const Move& move : block_path(offsets[i], dims, algorithm, i, offsets, grid.periodic)) {
         const int sender = grid.rank_of(position.data());
         rounds_of_sender[sender].insert(move.round);
         ++volume_of_sender[sender];
@@ -299,11 +305,11 @@ TEST(PlanJson, HoldsTheNeighborhoodAndEveryFigure) {
                               "local_copies", "temp_blocks"})
         EXPECT_TRUE(json["algorithms"][algorithm][collective][key].is_number_integer())
             << algorithm << "." << collective << "." << key;
-  // Keys stay in report order: linear, torus, direct.
+  // Keys stay in report order: linear, torus, direct, basis.
   std::vector<std::string> order;
   for (const auto& item : json["algorithms"].items())
     order.push_back(item.key());
-  EXPECT_EQ(order, (std::vector<std::string>{"linear", "torus", "direct"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"linear", "torus", "direct", "basis"}));
 }
 
 TEST(PlanSchedule, TextListsEveryRoundOfProcessZero) {

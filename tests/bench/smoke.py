@@ -93,7 +93,7 @@ def main():
                     check(int(row["neighbors"]) == 8 and int(row["dims"]) == 2, f"{contender}: s/d wrong")
                     check(int(row["send_bytes"]) == 8 * int(size), f"{contender}: send_bytes {row['send_bytes']}")
                     if contender == "auto":
-                        check(row["chosen"] in ("linear", "torus", "direct", "mpi"), f"auto chose {row['chosen']}")
+                        check(row["chosen"] in ("linear", "torus", "direct", "basis", "mpi"), f"auto chose {row['chosen']}")
         others = {r["contender"] for r in rows} - set(contenders) - {"mpi-persistent"}
         check(not others, f"unexpected contenders {others}")
         # The memory rule: a point that cannot fit is reported, not run.

@@ -22,14 +22,14 @@ namespace iso_collectives_test {
 namespace {
 
 // linear first: the others are compared with its result.
-constexpr std::array<iso::Algorithm, 5> algorithms = {iso::Algorithm::linear, iso::Algorithm::torus,
-                                                      iso::Algorithm::direct, iso::Algorithm::mpi,
-                                                      iso::Algorithm::automatic};
+constexpr std::array<iso::Algorithm, 6> algorithms = {iso::Algorithm::linear, iso::Algorithm::torus,
+                                                      iso::Algorithm::direct, iso::Algorithm::basis,
+                                                      iso::Algorithm::mpi,    iso::Algorithm::automatic};
 constexpr int num_algorithms = static_cast<int>(algorithms.size());
 constexpr std::array<iso::Collective, 2> collectives = {iso::Collective::alltoall,
                                                         iso::Collective::allgather};
 
-// Failure kinds; bit = kind * 10 + collective * 5 + algorithm.
+// Failure kinds; bit = kind * 2 * num_algorithms + collective * num_algorithms + algorithm.
 enum Kind : int {
   threw = 0,            // init or run threw
   wrong_result = 1,     // differs from the result computed from the source ranks
@@ -60,8 +60,9 @@ const char* kind_name(int kind) {
   }
 }
 std::uint64_t bit(int kind, int collective, int algorithm) {
-  if (kind == setup_threw) return std::uint64_t{1} << (partners_differ * 10 + 1);
-  return std::uint64_t{1} << (kind * 10 + collective * 5 + algorithm);
+  static_assert(partners_differ * 2 * num_algorithms + 1 < 64, "failure bits must fit 64 bits");
+  if (kind == setup_threw) return std::uint64_t{1} << (partners_differ * 2 * num_algorithms + 1);
+  return std::uint64_t{1} << (kind * 2 * num_algorithms + collective * num_algorithms + algorithm);
 }
 
 std::string describe_bits(std::uint64_t bits) {

@@ -76,8 +76,8 @@ TEST(CollectivesIsolation, UserTrafficOnParentCommunicatorWhileInFlight) {
   iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(2, 2));
   ScopedLayouts layouts(make_layout_pair(0, 3));
   const iso::Collective collectives[] = {iso::Collective::alltoall, iso::Collective::allgather};
-  const iso::Algorithm algorithms[] = {iso::Algorithm::linear, iso::Algorithm::torus,
-                                       iso::Algorithm::direct};
+  const iso::Algorithm algorithms[] = {iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct,
+                                       iso::Algorithm::basis};
   int generation = 1;
   for (iso::Collective collective : collectives)
     for (iso::Algorithm algorithm : algorithms) {

@@ -13,8 +13,8 @@
 namespace iso_collectives_test {
 namespace {
 
-constexpr std::array<iso::Algorithm, 3> algorithms = {iso::Algorithm::linear, iso::Algorithm::torus,
-                                                      iso::Algorithm::direct};
+constexpr std::array<iso::Algorithm, 4> algorithms = {iso::Algorithm::linear, iso::Algorithm::torus,
+                                                      iso::Algorithm::direct, iso::Algorithm::basis};
 constexpr std::array<iso::Collective, 2> collectives = {iso::Collective::alltoall,
                                                         iso::Collective::allgather};
 

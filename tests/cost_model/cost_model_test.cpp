@@ -391,7 +391,7 @@ TEST(CostModelSteps, StepsAreHazardFreeAndMaximal) {
     return false;
   };
   for (const Case& c : cases)
-    for (Algorithm algorithm : {Algorithm::linear, Algorithm::torus, Algorithm::direct})
+    for (Algorithm algorithm : {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::basis})
       for (Collective collective : {Collective::alltoall, Collective::allgather}) {
         std::vector<int> coords(c.grid.sizes.size(), 0);
         coords[0] = c.grid.sizes[0] - 1;
@@ -617,18 +617,22 @@ TEST(CostModelPredict, RendezvousTermsOrderTheAlgorithmsAsMeasured) {
 TEST(CostModelAutomatic, CheapestFollowsTheLibraryRule) {
   using iso::Algorithm;
   using iso::cheapest_algorithm;
-  EXPECT_EQ(cheapest_algorithm({3, 2, 2, 5}, true), Algorithm::torus);
-  EXPECT_EQ(cheapest_algorithm({3, 3, 3, 3}, true), Algorithm::linear);
-  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, true), Algorithm::mpi);
-  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1}, false), Algorithm::direct);
+  // Order: linear, torus, direct, basis, mpi.
+  EXPECT_EQ(cheapest_algorithm({3, 2, 2, 2, 5}, true), Algorithm::torus);
+  EXPECT_EQ(cheapest_algorithm({3, 3, 3, 3, 3}, true), Algorithm::linear);
+  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 2, 1}, true), Algorithm::mpi);
+  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 2, 1}, false), Algorithm::direct);
+  EXPECT_EQ(cheapest_algorithm({3, 4, 2, 1.5, 1}, false), Algorithm::basis);
 }
 
 // The candidates are the table's fixed algorithms, in its order; coinciding
 // targets (tiny tori) leave mpi out.
 TEST(CostModelAutomatic, CandidatesAndMpiCandidacy) {
-  EXPECT_EQ(iso::automatic_candidates(), (std::vector<iso::Algorithm>{iso::Algorithm::linear, iso::Algorithm::torus,
-                                                                     iso::Algorithm::direct, iso::Algorithm::mpi}));
+  EXPECT_EQ(iso::automatic_candidates(),
+            (std::vector<iso::Algorithm>{iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct,
+                                         iso::Algorithm::basis, iso::Algorithm::mpi}));
   EXPECT_THROW(iso::cheapest_algorithm({1, 2, 3}, true), iso::Error);
+  EXPECT_THROW(iso::cheapest_algorithm({1, 2, 3, 4}, true), iso::Error);
   EXPECT_TRUE(iso::mpi_is_candidate({3, 1, -1, -1, 2}));
   EXPECT_FALSE(iso::mpi_is_candidate({3, 1, 3}));
   EXPECT_TRUE(iso::mpi_is_candidate({}));

@@ -88,7 +88,7 @@ std::string broken_rule(const Deck& d) {
   if (d.run.steps < 0) return "run.steps < 0";
   if (!(d.run.tolerance >= 0)) return "run.tolerance < 0";
   if (d.run.residual_every < 1) return "run.residual_every < 1";
-  if (!one_of(d.halo.algorithm, {"auto", "linear", "torus", "direct", "mpi"})) return "halo.algorithm";
+  if (!one_of(d.halo.algorithm, {"auto", "linear", "torus", "direct", "basis", "mpi"})) return "halo.algorithm";
   if (d.halo.validate_every < 0) return "halo.validate_every < 0";
   if (d.output.name.empty() || d.output.name.find('/') != std::string::npos) return "output.name";
   if (!one_of(d.output.format, {"hdf5", "none"})) return "output.format";

@@ -427,10 +427,18 @@ struct Rounds {
   std::vector<std::vector<int>> path;  // per block: the rounds it moves in, ascending
 };
 
-Rounds compute_rounds(const OffsetList& v, Algorithm algorithm) {
+Rounds compute_rounds(const OffsetList& v, Algorithm algorithm, const std::vector<bool>& periodic = {}) {
   const int d = v.dims(), s = v.size();
   Rounds out;
   out.path.resize(s);
+  if (algorithm == Algorithm::basis) {
+    // The basis itself is the implementation's (tests check its properties
+    // separately); everything built on it here follows the spec.
+    const iso::AdditiveBasis basis = iso::additive_basis(v, periodic);
+    out.shifts = basis.vectors;
+    for (int i = 0; i < s; ++i) out.path[i] = basis.terms[i];
+    return out;
+  }
   auto nonzero = [&](int i) {
     for (int j = 0; j < d; ++j)
       if (v[i][j] != 0) return true;
@@ -533,8 +541,10 @@ struct Node {
 
 struct Trie {
   std::vector<Node> nodes;
-  std::map<std::vector<int>, int> id;  // lexicographic order of displacement
-  std::vector<int> node_of;            // per offset: its node, -1 for the zero vector
+  // A node is a path prefix; keyed by its displacement first, so that the
+  // map's order is the lexicographic order of displacements.
+  std::map<std::pair<std::vector<int>, std::vector<int>>, int> id;
+  std::vector<int> node_of;  // per offset: its node, -1 for the zero vector
 };
 
 Trie build_trie(const OffsetList& v, const Rounds& rounds) {
@@ -542,18 +552,19 @@ Trie build_trie(const OffsetList& v, const Rounds& rounds) {
   Trie trie;
   trie.node_of.assign(s, -1);
   for (int i = 0; i < s; ++i) {
-    std::vector<int> disp(d, 0);
+    std::vector<int> disp(d, 0), prefix;
     int cur = -1;
     for (int r : rounds.path[i]) {
       for (int j = 0; j < d; ++j) disp[j] += rounds.shifts[r][j];
-      auto it = trie.id.find(disp);
+      prefix.push_back(r);
+      auto it = trie.id.find({disp, prefix});
       if (it == trie.id.end()) {
         Node node;
         node.disp = disp;
         node.parent = cur;
         node.round = r;
         trie.nodes.push_back(node);
-        it = trie.id.emplace(disp, static_cast<int>(trie.nodes.size()) - 1).first;
+        it = trie.id.emplace(std::make_pair(disp, prefix), static_cast<int>(trie.nodes.size()) - 1).first;
         if (cur >= 0) trie.nodes[cur].children.push_back(it->second);
       }
       cur = it->second;
@@ -585,8 +596,9 @@ Trie build_trie(const OffsetList& v, const Rounds& rounds) {
 
 }  // namespace
 
-std::vector<std::vector<int>> round_list(const OffsetList& offsets, Algorithm algorithm) {
-  return compute_rounds(offsets, algorithm).shifts;
+std::vector<std::vector<int>> round_list(const OffsetList& offsets, Algorithm algorithm,
+                                         const std::vector<bool>& periodic) {
+  return compute_rounds(offsets, algorithm, periodic).shifts;
 }
 
 long trie_nodes(const OffsetList& offsets, Algorithm algorithm) {
@@ -596,7 +608,7 @@ long trie_nodes(const OffsetList& offsets, Algorithm algorithm) {
 Schedule build_schedule(const OffsetList& v, const CartGeometry& grid, const int* x, Algorithm algorithm,
                         Collective collective) {
   const int s = v.size();
-  const Rounds rl = compute_rounds(v, algorithm);
+  const Rounds rl = compute_rounds(v, algorithm, grid.periodic);
   const Geo geo(grid);
   Schedule sc;
   sc.algorithm = algorithm;
@@ -655,7 +667,8 @@ Schedule build_schedule(const OffsetList& v, const CartGeometry& grid, const int
     return false;
   };
   const std::vector<int> zero(v.dims(), 0);
-  for (const auto& [disp, u] : trie.id) {  // lexicographic by displacement
+  for (const auto& [key, u] : trie.id) {  // lexicographic by displacement
+    const std::vector<int>& disp = key.first;
     const Node& node = trie.nodes[u];
     const std::vector<int>& parent_disp = node.parent < 0 ? zero : trie.nodes[node.parent].disp;
     if (keep(parent_disp, node)) rounds[node.round].send.push_back(store(node.parent));

@@ -58,8 +58,11 @@ namespace ref {
 
 /// The global round list of the spec: linear = one round per nonzero offset in
 /// order; torus = (j,+,1..P_j),(j,-,1..M_j) per dimension; direct = (j,c) per
-/// dimension and distinct nonzero value c ascending.
-std::vector<std::vector<int>> round_list(const iso::OffsetList& offsets, iso::Algorithm algorithm);
+/// dimension and distinct nonzero value c ascending; basis = the vectors of
+/// iso::additive_basis (whose properties test_schedule.cpp checks on their own),
+/// each block along its terms.
+std::vector<std::vector<int>> round_list(const iso::OffsetList& offsets, iso::Algorithm algorithm,
+                                         const std::vector<bool>& periodic = {});
 
 /// The spec's schedule of the process at `coords` (double buffering and allgather
 /// trie of docs/design/schedules.md, mesh filter with T2 redirection of docs/design/mesh.md). Only what the spec fixes is
@@ -72,7 +75,8 @@ iso::Schedule build_schedule(const iso::OffsetList& offsets, const iso::CartGeom
 std::vector<iso::Schedule> build_all(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
                                      iso::Algorithm algorithm, iso::Collective collective);
 
-/// Number of trie nodes (the allgather volume on a torus) for torus/direct.
+/// Number of trie nodes (the allgather volume on a torus) for torus, direct
+/// and basis; a node is a path prefix.
 long trie_nodes(const iso::OffsetList& offsets, iso::Algorithm algorithm);
 
 }  // namespace ref

@@ -33,7 +33,9 @@ using schedtest::make_torus;
 
 namespace {
 
+// The algorithms of the spec's closed formulas, and every scheduled one.
 const Algorithm kAlgorithms[] = {Algorithm::linear, Algorithm::torus, Algorithm::direct};
+const Algorithm kScheduled[] = {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::basis};
 const Collective kCollectives[] = {Collective::alltoall, Collective::allgather};
 
 long ipow(long base, int exp) {
@@ -101,7 +103,7 @@ bool all_periodic(const CartGeometry& grid) {
 schedtest::SimResult simulate_impl(const OffsetList& v, const CartGeometry& grid, Algorithm algorithm,
                                    Collective collective) {
   try {
-    const iso::RoundList list = iso::build_round_list(v, algorithm);
+    const iso::RoundList list = iso::build_round_list(v, algorithm, grid.periodic);
     const std::vector<Schedule> all = schedtest::build_all(v, grid, algorithm, collective);
     return schedtest::simulate(v, grid, collective, all, &list);
   } catch (const std::exception& e) {
@@ -109,6 +111,64 @@ schedtest::SimResult simulate_impl(const OffsetList& v, const CartGeometry& grid
     result.errors.push_back(std::string("exception: ") + e.what());
     return result;
   }
+}
+
+long term_volume(const iso::AdditiveBasis& basis) {
+  long n = 0;
+  for (const auto& terms : basis.terms) n += static_cast<long>(terms.size());
+  return n;
+}
+
+std::string vector_string(const std::vector<int>& v) {
+  std::string out = "(";
+  for (std::size_t j = 0; j < v.size(); ++j) out += (j ? "," : "") + std::to_string(v[j]);
+  return out + ")";
+}
+
+/// The contract of docs/design/schedules.md#basis, checked from the outside:
+/// what is wrong with additive_basis(v, periodic), empty when nothing.
+std::string basis_violation(const OffsetList& v, const std::vector<bool>& periodic) {
+  const iso::AdditiveBasis basis = iso::additive_basis(v, periodic);
+  const int d = v.dims();
+  if (static_cast<int>(basis.terms.size()) != v.size()) return "one term list per offset expected";
+  std::set<std::vector<int>> distinct;
+  for (int i = 0; i < v.size(); ++i) {
+    const std::vector<int> offset(v[i], v[i] + d);
+    const std::vector<int>& terms = basis.terms[i];
+    if (is_zero(v, i)) {
+      if (!terms.empty()) return "the zero offset has terms";
+      continue;
+    }
+    distinct.insert(offset);
+    std::vector<int> sum(d, 0);
+    for (std::size_t k = 0; k < terms.size(); ++k) {
+      if (terms[k] < 0 || terms[k] >= static_cast<int>(basis.vectors.size())) return "a term outside the basis";
+      if (k > 0 && terms[k] <= terms[k - 1]) return "terms not strictly ascending (distinct, round order)";
+      const std::vector<int>& b = basis.vectors[terms[k]];
+      for (int j = 0; j < d; ++j) {
+        sum[j] += b[j];
+        // A non-periodic dimension: every partial sum between 0 and v_j.
+        const bool mesh = j < static_cast<int>(periodic.size()) && !periodic[j];
+        if (mesh && (sum[j] < std::min(0, offset[j]) || sum[j] > std::max(0, offset[j])))
+          return "offset " + vector_string(offset) + ": a path leaves the box in dimension " + std::to_string(j);
+      }
+    }
+    if (sum != offset) return "the terms of " + vector_string(offset) + " sum to " + vector_string(sum);
+  }
+  const long k = static_cast<long>(basis.vectors.size());
+  if (k > static_cast<long>(distinct.size())) return "more vectors than distinct nonzero offsets";
+  if (k > direct_rounds(v)) return "more vectors than direct has rounds";
+  long lower = 0;
+  while ((1L << lower) < static_cast<long>(distinct.size()) + 1) ++lower;
+  if (basis.lower_bound != lower) return "lower_bound " + std::to_string(basis.lower_bound) + ", expected " + std::to_string(lower);
+  if (k < lower) return "fewer vectors than the counting bound allows";
+  if (k == lower && !basis.minimal) return "meets the lower bound but is not marked minimal";
+  for (const auto& b : basis.vectors)
+    if (std::all_of(b.begin(), b.end(), [](int c) { return c == 0; })) return "a zero vector in the basis";
+  // A pure function: a copy of the offsets gives the same basis.
+  const iso::AdditiveBasis again = iso::additive_basis(OffsetList(d, v.flat()), periodic);
+  if (again.vectors != basis.vectors || again.terms != basis.terms) return "not deterministic";
+  return {};
 }
 
 // ---------------------------------------------------------------------------
@@ -231,15 +291,20 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
   std::vector<Schedule> all;
   iso::RoundList list;
   try {
-    list = iso::build_round_list(v, algorithm);
+    list = iso::build_round_list(v, algorithm, grid.periodic);
     all = schedtest::build_all(v, grid, algorithm, collective);
   } catch (const std::exception& e) {
     findings.add("exception", what + "\n    " + e.what());
     return;
   }
-  // 1. Round list exactly as the spec defines it.
-  if (list.shifts != schedtest::ref::round_list(v, algorithm))
+  // 1. Round list exactly as the spec defines it (basis: the properties of
+  // docs/design/schedules.md#basis).
+  if (list.shifts != schedtest::ref::round_list(v, algorithm, grid.periodic))
     findings.add("round list differs from docs/design/schedules.md", what);
+  if (algorithm == Algorithm::basis) {
+    const std::string broken = basis_violation(v, grid.periodic);
+    if (!broken.empty()) findings.add("additive basis breaks its contract", what + ": " + broken);
+  }
 
   // 2. The simulator.
   const schedtest::SimResult sim = schedtest::simulate(v, grid, collective, all, &list);
@@ -304,14 +369,18 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
   // 4. Torus volume formulas.
   if (all_periodic(grid) && !all.empty()) {
     long want_volume = 0;
+    const iso::AdditiveBasis basis = iso::additive_basis(v, grid.periodic);
     if (algorithm == Algorithm::linear)
       want_volume = count_nonzero_offsets(v);
     else if (collective == Collective::allgather)
       want_volume = schedtest::ref::trie_nodes(v, algorithm);
+    else if (algorithm == Algorithm::basis)
+      want_volume = term_volume(basis);
     else
       want_volume = algorithm == Algorithm::torus ? l1_volume(v) : nz_volume(v);
     const long want_rounds = algorithm == Algorithm::linear  ? count_nonzero_offsets(v)
                              : algorithm == Algorithm::torus ? torus_rounds(v)
+                             : algorithm == Algorithm::basis ? static_cast<long>(basis.vectors.size())
                                                              : direct_rounds(v);
     for (const Schedule& sc : all) {
       if (schedtest::count_blocks_sent(sc) != want_volume || sc.num_global_rounds != want_rounds) {
@@ -358,7 +427,7 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
 }
 
 void check_all_algorithms(const Case& c, const std::string& tag, Findings& findings, bool with_figures) {
-  for (Algorithm a : kAlgorithms)
+  for (Algorithm a : kScheduled)
     for (Collective k : kCollectives) check_case(c, a, k, tag, findings, with_figures);
 }
 
@@ -524,7 +593,7 @@ TEST(ScheduleCounts, EmptyNeighborhood) {
   const OffsetList v(2, {});
   const CartGeometry grid = make_torus({2, 2});
   const std::vector<int> coords{0, 0};
-  for (Algorithm a : kAlgorithms)
+  for (Algorithm a : kScheduled)
     for (Collective c : kCollectives) {
       SCOPED_TRACE(describe(v, grid, a, c));
       Schedule sc;
@@ -545,7 +614,10 @@ TEST(ScheduleCounts, AlgorithmNamesRoundTrip) {
   EXPECT_EQ(iso::parse_algorithm("mpi"), Algorithm::mpi);
   EXPECT_EQ(iso::parse_algorithm("native"), Algorithm::mpi);
   EXPECT_EQ(iso::parse_algorithm("auto"), Algorithm::automatic);
-  for (Algorithm a : {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::mpi, Algorithm::automatic})
+  EXPECT_EQ(iso::parse_algorithm("basis"), Algorithm::basis);
+  EXPECT_EQ(iso::parse_algorithm("additive"), Algorithm::basis);
+  for (Algorithm a : {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::basis, Algorithm::mpi,
+                      Algorithm::automatic})
     EXPECT_EQ(iso::parse_algorithm(iso::to_string(a)), a) << iso::to_string(a);
   EXPECT_STREQ(iso::to_string(Collective::alltoall), "alltoall");
   EXPECT_STREQ(iso::to_string(Collective::allgather), "allgather");
@@ -553,11 +625,122 @@ TEST(ScheduleCounts, AlgorithmNamesRoundTrip) {
 
 // The lists help texts and errors print, from the one table.
 TEST(ScheduleCounts, AlgorithmNamesFollowTheTable) {
-  EXPECT_EQ(iso::algorithm_names(), "linear, torus, direct, mpi, auto");
-  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::auto_first), "auto, linear, torus, direct, mpi");
-  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " and "), "linear, torus and direct");
-  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::fixed, ", ", " or "), "linear, torus, direct or mpi");
-  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, "|"), "linear|torus|direct");
+  EXPECT_EQ(iso::algorithm_names(), "linear, torus, direct, basis, mpi, auto");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::auto_first), "auto, linear, torus, direct, basis, mpi");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " and "), "linear, torus, direct and basis");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::fixed, ", ", " or "), "linear, torus, direct, basis or mpi");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, "|"), "linear|torus|direct|basis");
+}
+
+// ===========================================================================
+// 1b. The basis algorithm (docs/design/schedules.md#basis)
+
+namespace {
+OffsetList shales(int d, std::vector<int> radii) {
+  OffsetList out(d, {});
+  const OffsetList unit = OffsetList::moore(d, 1);
+  for (int r : radii)
+    for (int i = 0; i < unit.size(); ++i) {
+      std::vector<int> x(unit[i], unit[i] + d);
+      for (int& c : x) c *= r;
+      out.push_back(x);
+    }
+  return out;
+}
+}  // namespace
+
+TEST(ScheduleBasis, KnownCases) {
+  // 1-D {1..7}: {1,2,4}, 3 rounds against direct's 7.
+  const OffsetList seven = OffsetList::parse("1;2;3;4;5;6;7");
+  iso::AdditiveBasis basis = iso::additive_basis(seven);
+  EXPECT_EQ(basis.vectors, (std::vector<std::vector<int>>{{1}, {2}, {4}}));
+  EXPECT_TRUE(basis.minimal);
+  EXPECT_EQ(iso::build_round_list(seven, Algorithm::basis).shifts.size(), 3u);
+  EXPECT_EQ(iso::build_round_list(seven, Algorithm::direct).shifts.size(), 7u);
+  EXPECT_EQ(basis.terms[6], (std::vector<int>{0, 1, 2}));  // 7 = 1 + 2 + 4
+  // {1..8}: 4 rounds (the counting bound: 8 offsets need 2^k - 1 >= 8).
+  basis = iso::additive_basis(OffsetList::parse("1;2;3;4;5;6;7;8"));
+  EXPECT_EQ(basis.vectors.size(), 4u);
+  EXPECT_TRUE(basis.minimal);
+  // {1,2,3}: {1,2}.
+  EXPECT_EQ(iso::additive_basis(OffsetList::parse("1;2;3")).vectors, (std::vector<std::vector<int>>{{1}, {2}}));
+  // Shales 3:3,7 and Moore 3:3 take fewer rounds than direct on a torus.
+  for (const OffsetList& v : {shales(3, {3, 7}), OffsetList::moore(3, 3), OffsetList::moore(3, 2)}) {
+    const auto b = iso::build_round_list(v, Algorithm::basis).shifts.size();
+    const auto direct = iso::build_round_list(v, Algorithm::direct).shifts.size();
+    EXPECT_LT(b, direct) << v.to_string();
+  }
+  EXPECT_EQ(iso::build_round_list(OffsetList::moore(3, 3), Algorithm::basis).shifts.size(), 9u);
+  EXPECT_TRUE(iso::additive_basis(OffsetList::moore(3, 3)).minimal);  // 2^9 - 1 >= 342
+  // A single far offset is its own basis vector; a pair along a diagonal merges.
+  EXPECT_EQ(iso::additive_basis(OffsetList::parse("5,-3")).vectors, (std::vector<std::vector<int>>{{5, -3}}));
+  EXPECT_EQ(iso::additive_basis(OffsetList::parse("1,1;2,2")).vectors.size(), 2u);
+}
+
+TEST(ScheduleBasis, NeverMoreRoundsThanDirectOrLinear) {
+  // Moore neighborhoods d = 1..4, r = 1..3, torus and mesh; the contract on each.
+  for (int d = 1; d <= 4; ++d)
+    for (int r = 1; r <= 3; ++r)
+      for (bool periodic : {true, false}) {
+        const OffsetList v = OffsetList::moore(d, r);
+        SCOPED_TRACE("Moore d=" + std::to_string(d) + " r=" + std::to_string(r) + (periodic ? " torus" : " mesh"));
+        const std::vector<bool> flags(d, periodic);
+        EXPECT_EQ(basis_violation(v, flags), "");
+        const auto basis = iso::additive_basis(v, flags);
+        EXPECT_LE(static_cast<long>(basis.vectors.size()), direct_rounds(v));
+        // Radius 1: +-1 in every dimension cannot do with fewer than direct's 2d here.
+        if (r == 1) {
+          EXPECT_EQ(static_cast<long>(basis.vectors.size()), 2L * d);
+        }
+        // A torus allows signed terms: 3 vectors cover -3..3 in one dimension.
+        if (periodic && r >= 2) {
+          EXPECT_EQ(static_cast<long>(basis.vectors.size()), 3L * d);
+        }
+      }
+}
+
+TEST(ScheduleBasis, MeshPathsStayInside) {
+  // docs/design/mesh.md#the-basis-on-a-mesh: on a mesh every term of an offset
+  // has its coordinates' signs, so the torus basis {-3, 1, 2} is not used.
+  const OffsetList v = OffsetList::moore(1, 3);
+  const auto torus = iso::additive_basis(v, {true});
+  const auto mesh = iso::additive_basis(v, {false});
+  EXPECT_EQ(torus.vectors.size(), 3u);
+  EXPECT_EQ(mesh.vectors.size(), 4u);
+  EXPECT_EQ(basis_violation(v, {false}), "");
+  for (const CartGeometry& grid : {make_mesh({4}), make_mesh({7}), make_mesh({2})})
+    for (Collective k : kCollectives) {
+      const auto sim = simulate_impl(v, grid, Algorithm::basis, k);
+      EXPECT_TRUE(sim.ok()) << describe(v, grid, Algorithm::basis, k) << "\n" << sim.summary();
+    }
+  // The torus basis would leave a mesh: in {-3, 1, 2}, -1 = -3 + 2 passes through -3.
+  bool leaves = false;
+  for (int i = 0; i < v.size(); ++i) {
+    int partial = 0;
+    for (int b : torus.terms[i]) {
+      partial += torus.vectors[b][0];
+      leaves |= partial < std::min(0, v[i][0]) || partial > std::max(0, v[i][0]);
+    }
+  }
+  EXPECT_TRUE(leaves) << "the torus basis was expected to need the wrap-around";
+}
+
+TEST(ScheduleBasis, FiguresOfTheTable) {
+  // Allgather shares prefixes: never more volume than alltoall, at most one
+  // trie node per path prefix.
+  for (int d = 1; d <= 3; ++d)
+    for (int r = 1; r <= 3; ++r) {
+      const OffsetList v = OffsetList::moore(d, r);
+      const CartGeometry grid = make_torus(std::vector<int>(d, 3));
+      const auto a2a = iso::schedule_figures(v, grid, Algorithm::basis, Collective::alltoall);
+      const auto a2g = iso::schedule_figures(v, grid, Algorithm::basis, Collective::allgather);
+      const auto basis = iso::additive_basis(v, grid.periodic);
+      EXPECT_EQ(a2a.rounds, static_cast<int>(basis.vectors.size()));
+      EXPECT_EQ(a2a.volume, term_volume(basis));
+      EXPECT_EQ(a2g.volume, schedtest::ref::trie_nodes(v, Algorithm::basis));
+      EXPECT_LE(a2g.volume, a2a.volume);
+      EXPECT_GE(a2g.volume, v.size());
+    }
 }
 
 // ===========================================================================
@@ -568,7 +751,7 @@ TEST(ScheduleSimulator, ReferenceSchedulesPass) {
   std::mt19937_64 rng(base_seed() + 7);
   for (int n = 0; n < 300; ++n) {
     const Case c = random_case(rng, 100);
-    for (Algorithm a : kAlgorithms)
+    for (Algorithm a : kScheduled)
       for (Collective k : kCollectives) {
         const auto all = schedtest::ref::build_all(c.offsets, c.grid, a, k);
         const auto sim = schedtest::simulate(c.offsets, c.grid, k, all);
@@ -586,7 +769,7 @@ TEST(ScheduleSimulator, SharedPrefixAllgatherCase) {
       make_torus({2, 2, 2, 2}), make_torus({3, 3, 3, 3}), make_mesh({2, 2, 2, 2}), make_mesh({3, 2, 2, 3}),
       make_grid({2, 3, 1, 2}, {true, false, true, false}), make_torus({1, 1, 1, 1}), make_torus({4, 1, 2, 5})};
   for (const CartGeometry& grid : grids)
-    for (Algorithm a : kAlgorithms)
+    for (Algorithm a : kScheduled)
       for (Collective k : kCollectives) {
         const auto sim = simulate_impl(v, grid, a, k);
         EXPECT_TRUE(sim.ok()) << describe(v, grid, a, k) << "\n" << sim.summary();
@@ -625,7 +808,7 @@ TEST(ScheduleSimulator, MooreNeighborhoodsOnMeshesAndTori) {
   for (const Item& item : items)
     for (bool self : {false, true}) {
       const OffsetList v = OffsetList::moore(item.d, item.r, self);
-      for (Algorithm a : kAlgorithms)
+      for (Algorithm a : kScheduled)
         for (Collective k : kCollectives) {
           const auto sim = simulate_impl(v, item.grid, a, k);
           EXPECT_TRUE(sim.ok()) << describe(v, item.grid, a, k) << "\n" << sim.summary();
@@ -646,7 +829,7 @@ TEST(ScheduleSimulator, TinyToriWithSelfMessagesAndRepeats) {
     const std::vector<CartGeometry> grids = {make_torus(std::vector<int>(d, 1)), make_torus(std::vector<int>(d, 2)),
                                              make_mesh(std::vector<int>(d, 1)), make_mesh(std::vector<int>(d, 2))};
     for (const CartGeometry& grid : grids)
-      for (Algorithm a : kAlgorithms)
+      for (Algorithm a : kScheduled)
         for (Collective k : kCollectives) {
           const auto sim = simulate_impl(v, grid, a, k);
           EXPECT_TRUE(sim.ok()) << describe(v, grid, a, k) << "\n" << sim.summary();
@@ -666,7 +849,7 @@ TEST(ScheduleSimulator, ExhaustivePairsIn2D) {
     for (std::size_t p = 0; p < points.size(); ++p)
       for (std::size_t q = 0; q < points.size(); ++q) {
         const OffsetList v(2, {points[p][0], points[p][1], points[q][0], points[q][1]});
-        for (Algorithm a : kAlgorithms)
+        for (Algorithm a : kScheduled)
           for (Collective k : kCollectives) {
             const auto sim = simulate_impl(v, grid, a, k);
             if (!sim.ok()) findings.add("simulator", describe(v, grid, a, k) + "\n" + sim.summary(4));
@@ -684,7 +867,7 @@ TEST(ScheduleSimulator, HigherDimensions) {
       {OffsetList(6, {1, 0, -1, 0, 1, 0, 1, 0, 0, 0, 1, 1, 0, 2, 0, 0, 0, -1}), make_mesh({2, 2, 2, 2, 2, 2})},
   };
   for (const auto& [v, grid] : items)
-    for (Algorithm a : kAlgorithms)
+    for (Algorithm a : kScheduled)
       for (Collective k : kCollectives) {
         const auto sim = simulate_impl(v, grid, a, k);
         EXPECT_TRUE(sim.ok()) << describe(v, grid, a, k) << "\n" << sim.summary();
@@ -733,7 +916,7 @@ TEST(ScheduleFigures, CornersSendLessThanInterior) {
     const OffsetList v = OffsetList::moore(d, 1);
     const CartGeometry grid = make_mesh(std::vector<int>(d, 3));
     const std::vector<int> corner(d, 0), center(d, 1);
-    for (Algorithm a : kAlgorithms)
+    for (Algorithm a : kScheduled)
       for (Collective c : kCollectives) {
         SCOPED_TRACE(describe(v, grid, a, c));
         const Schedule sc_corner = iso::build_schedule(v, grid, corner.data(), a, c);
@@ -763,7 +946,7 @@ TEST(ScheduleBadInput, WrongDimension) {
   const OffsetList v(3, {1, 0, 0, 0, 1, 0});
   const CartGeometry grid = make_torus({2, 2});
   const std::vector<int> coords{0, 0, 0};
-  for (Algorithm a : kAlgorithms)
+  for (Algorithm a : kScheduled)
     for (Collective c : kCollectives) {
       EXPECT_THROW(iso::build_schedule(v, grid, coords.data(), a, c), iso::Error) << describe(v, grid, a, c);
       EXPECT_THROW(iso::schedule_figures(v, grid, a, c), iso::Error) << describe(v, grid, a, c);
@@ -788,6 +971,7 @@ TEST(ScheduleBadInput, ParseAlgorithm) {
       EXPECT_NE(what.find("linear"), std::string::npos) << what;
       EXPECT_NE(what.find("torus"), std::string::npos) << what;
       EXPECT_NE(what.find("direct"), std::string::npos) << what;
+      EXPECT_NE(what.find("basis"), std::string::npos) << what;
       EXPECT_NE(what.find("mpi"), std::string::npos) << what;
       EXPECT_NE(what.find("auto"), std::string::npos) << what;
     }
@@ -958,7 +1142,7 @@ TEST(ScheduleSimulator, DetectsBrokenSchedules) {
   };
   std::set<std::string> seen_ref, seen_impl;
   for (const auto& [v, grid] : items)
-    for (Algorithm a : kAlgorithms)
+    for (Algorithm a : kScheduled)
       for (Collective c : kCollectives) {
         const std::string what = describe(v, grid, a, c);
         expect_mutations_rejected(schedtest::ref::build_all(v, grid, a, c), v, grid, c, "reference " + what,

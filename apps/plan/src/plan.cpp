@@ -52,6 +52,7 @@ Plan compute_plan(const std::string& description, const iso::OffsetList& offsets
     entry.allgather = iso::schedule_figures(offsets, grid, algorithm, iso::Collective::allgather);
     plan.algorithms.push_back(entry);
   }
+  plan.basis = iso::additive_basis(offsets, grid.periodic);
   return plan;
 }
 
@@ -130,6 +131,19 @@ std::string format_plan_text(const Plan& plan) {
                      static_cast<double>(procs));
   out += fmt::format("  periodic    {}{}\n", format_flags(plan.grid.periodic),
                      plan.all_periodic() ? " (torus)" : "");
+  {
+    const auto& vectors = plan.basis.vectors;
+    const std::size_t shown = std::min<std::size_t>(vectors.size(), 12);
+    std::string list;
+    for (std::size_t k = 0; k < shown; ++k) list += (k ? " " : "") + format_vector(vectors[k]);
+    if (shown < vectors.size()) list += " ...";
+    out += fmt::format("basis         {} vectors{}{}\n", vectors.size(), vectors.empty() ? "" : ": ", list);
+    out += fmt::format("  smallest    {}\n",
+                       !plan.basis.minimal ? fmt::format("not known (lower bound {})", plan.basis.lower_bound)
+                       : static_cast<int>(vectors.size()) == plan.basis.lower_bound
+                           ? fmt::format("yes (meets the lower bound {})", plan.basis.lower_bound)
+                           : fmt::format("yes (exact search; lower bound {})", plan.basis.lower_bound));
+  }
   out += "\n";
 
   const bool mesh = !plan.all_periodic();
@@ -197,6 +211,9 @@ nlohmann::ordered_json plan_to_json(const Plan& plan) {
       };
     }
   }
+  json["basis"] = {{"vectors", plan.basis.vectors},
+                   {"lower_bound", plan.basis.lower_bound},
+                   {"minimal", plan.basis.minimal}};
   return json;
 }
 

@@ -20,35 +20,37 @@ enum class Algorithm {
   direct,  ///< message combining with direct shifts along each dimension (docs/design/schedules.md#direct)
   mpi,     ///< the MPI library's own neighborhood collective (no schedule here)
   automatic,  ///< chosen per operation by the cost model (docs/design/cost-model.md#how-auto-chooses)
+  // Last, so that the values above keep their numbers; lists follow algorithm_table().
+  basis,   ///< one round per vector of an additive basis of the offsets (docs/design/schedules.md#basis)
 };
 enum class Collective { alltoall, allgather };
 
 const char* to_string(Algorithm algorithm);
 const char* to_string(Collective collective);
 /// Accepts "linear" (also "straightforward"), "torus" (also "hop"), "direct"
-/// (also "torus-direct"), "mpi" (also "native") and "auto"; throws iso::Error
-/// naming the allowed values.
+/// (also "torus-direct"), "basis" (also "additive"), "mpi" (also "native") and
+/// "auto"; throws iso::Error naming the allowed values.
 Algorithm parse_algorithm(const std::string& name);
 
 /// The algorithm table: every algorithm once, in the order auto breaks ties
-/// and every list shows them (linear, torus, direct, mpi, then auto).
+/// and every list shows them (linear, torus, direct, basis, mpi, then auto).
 struct AlgorithmInfo {
   Algorithm algorithm;
   const char* name;     ///< as to_string()
   const char* alias;    ///< the other spelling parse_algorithm() accepts
-  bool scheduled;       ///< has a schedule of its own (linear, torus, direct)
+  bool scheduled;       ///< has a schedule of its own (linear, torus, direct, basis)
   const char* meaning;  ///< one line for help texts
 };
 const std::vector<AlgorithmInfo>& algorithm_table();
 /// Which names algorithm_names() lists.
 enum class AlgorithmNames {
-  all,           ///< linear, torus, direct, mpi, auto
-  auto_first,    ///< auto, linear, torus, direct, mpi (deck keys: the default first)
-  fixed,         ///< linear, torus, direct, mpi
-  scheduled,     ///< linear, torus, direct
+  all,           ///< linear, torus, direct, basis, mpi, auto
+  auto_first,    ///< auto, linear, torus, direct, basis, mpi (deck keys: the default first)
+  fixed,         ///< linear, torus, direct, basis, mpi
+  scheduled,     ///< linear, torus, direct, basis
 };
 /// The names of the table joined by `separator`, the last two by
-/// `last_separator` when given ("linear, torus and direct").
+/// `last_separator` when given ("linear, torus, direct and basis").
 std::string algorithm_names(AlgorithmNames which = AlgorithmNames::all, const std::string& separator = ", ",
                             const char* last_separator = nullptr);
 
@@ -103,9 +105,26 @@ struct Schedule {
 struct RoundList {
   std::vector<std::vector<int>> shifts;  ///< sigma of each round
 };
+/// For basis the round list depends on which dimensions are periodic
+/// (docs/design/mesh.md#the-basis-on-a-mesh): this form takes every dimension as
+/// periodic, the other the grid's flags (`periodic`, one per dimension).
 RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm);
+RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm, const std::vector<bool>& periodic);
 
-/// The schedule of the process at `coords`, for linear, torus or direct. Throws
+/// An additive basis of a neighborhood (docs/design/schedules.md#basis): every
+/// nonzero offset is the sum of distinct basis vectors, its terms, taken in
+/// round order. In a non-periodic dimension every term has the sign of the
+/// offset's coordinate (none where it is 0), so that no path leaves the mesh.
+/// A pure function of the offsets and the periodic flags (missing flags: periodic).
+struct AdditiveBasis {
+  std::vector<std::vector<int>> vectors;  ///< in round order
+  std::vector<std::vector<int>> terms;    ///< per offset: ascending indices into vectors (empty for 0)
+  int lower_bound = 0;                    ///< ceil(log2(distinct nonzero offsets + 1))
+  bool minimal = false;                   ///< no smaller basis (lower bound met, or the exact search completed)
+};
+AdditiveBasis additive_basis(const OffsetList& offsets, const std::vector<bool>& periodic = {});
+
+/// The schedule of the process at `coords`, for linear, torus, direct or basis. Throws
 /// iso::Error when the offsets' dimension differs from the grid's (an empty
 /// list fits any grid and gives an empty schedule), for an
 /// algorithm without a schedule of its own (mpi, automatic), or for torus

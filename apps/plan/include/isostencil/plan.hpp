@@ -30,13 +30,14 @@ struct Plan {
   iso::OffsetList offsets;
   iso::CartGeometry grid;
   std::vector<AlgorithmPlan> algorithms;  ///< in plan_algorithms() order
+  iso::AdditiveBasis basis;               ///< the basis algorithm's vectors (iso::additive_basis)
 
   bool all_periodic() const;
   const AlgorithmPlan& at(iso::Algorithm algorithm) const;
 };
 
 /// The algorithms with a schedule of their own (iso::algorithm_table(): linear,
-/// torus, direct), the ones `plan` reports, in table order.
+/// torus, direct, basis), the ones `plan` reports, in table order.
 const std::vector<iso::Algorithm>& plan_algorithms();
 const std::vector<iso::Collective>& plan_collectives();
 
@@ -47,7 +48,8 @@ Plan compute_plan(const std::string& description, const iso::OffsetList& offsets
 /// The neighborhood summary and one table row per algorithm and collective;
 /// on grids with non-periodic dimensions also the totals over processes.
 std::string format_plan_text(const Plan& plan);
-/// {"dims", "neighbors", "procs", "periodic", "algorithms": {alg: {coll: {...}}}}
+/// {"dims", "neighbors", "procs", "periodic", "algorithms": {alg: {coll: {...}}},
+///  "basis": {"vectors", "lower_bound", "minimal"}}
 nlohmann::ordered_json plan_to_json(const Plan& plan);
 
 /// "S[3]", "R[0]", "T[12]", "T2[5]": a block slot as docs/design/schedules.md#buffer-scheme names it.
