@@ -31,14 +31,21 @@ struct Problem {
   std::vector<char> conformal;
 };
 
-// May b be one of t's terms? In a non-periodic dimension every term has the
-// sign of t_j and no more than its size (all zero where t_j is), so that
-// every partial sum lies between 0 and t_j.
+// May b be one of t's terms? In every dimension where t_j is 0 the term is 0
+// too: a block then moves only along the dimensions where its offset is
+// nonzero, which is what the signature rule of alltoallv/w relies on (every
+// process on the path shares the block's size; docs/design/irregular.md).
+// In a non-periodic dimension every term also has the sign of t_j and no
+// more than its size, so that every partial sum lies between 0 and t_j.
 bool allowed(const Problem& p, const int* b, const Vec& t) {
   for (int j = 0; j < p.d; ++j) {
-    if (!p.conformal[j]) continue;
     const int c = t[j];
-    if (c == 0 ? b[j] != 0 : c > 0 ? (b[j] < 0 || b[j] > c) : (b[j] > 0 || b[j] < c)) return false;
+    if (c == 0) {
+      if (b[j] != 0) return false;
+      continue;
+    }
+    if (!p.conformal[j]) continue;
+    if (c > 0 ? (b[j] < 0 || b[j] > c) : (b[j] > 0 || b[j] < c)) return false;
   }
   return true;
 }

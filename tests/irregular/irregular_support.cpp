@@ -469,7 +469,8 @@ iso::Operation init_operation(Api api, const iso::Neighborhood& nbh, const CallA
 
 const std::vector<iso::Algorithm>& all_algorithms() {
   static const std::vector<iso::Algorithm> list = {iso::Algorithm::linear, iso::Algorithm::torus,
-                                                   iso::Algorithm::direct, iso::Algorithm::mpi,
+                                                   iso::Algorithm::direct, iso::Algorithm::basis,
+                                                   iso::Algorithm::mpi,
                                                    iso::Algorithm::automatic};
   return list;
 }

@@ -151,6 +151,10 @@ std::string basis_violation(const OffsetList& v, const std::vector<bool>& period
         const bool mesh = j < static_cast<int>(periodic.size()) && !periodic[j];
         if (mesh && (sum[j] < std::min(0, offset[j]) || sum[j] > std::max(0, offset[j])))
           return "offset " + vector_string(offset) + ": a path leaves the box in dimension " + std::to_string(j);
+        // The signature rule of alltoallv/w: a path stays where the offset is 0.
+        if (offset[j] == 0 && sum[j] != 0)
+          return "offset " + vector_string(offset) + ": a path moves in dimension " + std::to_string(j) +
+                 ", where the offset is 0";
       }
     }
     if (sum != offset) return "the terms of " + vector_string(offset) + " sum to " + vector_string(sum);

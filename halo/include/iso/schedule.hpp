@@ -113,8 +113,10 @@ RoundList build_round_list(const OffsetList& offsets, Algorithm algorithm, const
 
 /// An additive basis of a neighborhood (docs/design/schedules.md#basis): every
 /// nonzero offset is the sum of distinct basis vectors, its terms, taken in
-/// round order. In a non-periodic dimension every term has the sign of the
-/// offset's coordinate (none where it is 0), so that no path leaves the mesh.
+/// round order. Every term is 0 where the offset is 0 (a block moves only
+/// along its offset's dimensions: the signature rule of alltoallv/w), and in
+/// a non-periodic dimension it has the sign of the offset's coordinate and no
+/// more than its size, so that no path leaves the mesh.
 /// A pure function of the offsets and the periodic flags (missing flags: periodic).
 struct AdditiveBasis {
   std::vector<std::vector<int>> vectors;  ///< in round order
