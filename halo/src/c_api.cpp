@@ -4,6 +4,7 @@
 #include "iso/error.hpp"
 
 #include <memory>
+#include <cstdint>
 #include <new>
 #include <string>
 
@@ -71,6 +72,12 @@ std::string info_value(MPI_Info info, const char* key) {
   return found ? std::string(value) : std::string();
 }
 
+// A null request on one rank only must not leave the others waiting in the
+// first Iso_Wait: agreed before the collective init.
+void agree_on_request(const Attached& a, const Iso_Request* request, const char* where) {
+  iso::agree_on_errors(a.neighborhood.comm(), where, request ? "" : "request is null");
+}
+
 void store(Iso_Request* request, iso::Operation operation, const char* where) {
   if (!request) throw iso::Error(std::string(where) + ": request is null", MPI_ERR_REQUEST);
   *request = new Iso_Request_s{std::move(operation)};
@@ -94,24 +101,39 @@ int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_co
                                  MPI_Comm* isocomm) {
   return guarded([&] {
     const char* where = "Iso_neighborhood_create";
-    if (!isocomm) throw iso::Error(std::string(where) + ": isocomm is null");
+    // Without a communicator there is nobody to agree with.
     if (cartcomm == MPI_COMM_NULL) throw iso::Error(std::string(where) + ": cartcomm is MPI_COMM_NULL", MPI_ERR_COMM);
     int topology = MPI_UNDEFINED, d = 0;
     ISO_MPI_CHECK(MPI_Topo_test(cartcomm, &topology));
     if (topology == MPI_CART) ISO_MPI_CHECK(MPI_Cartdim_get(cartcomm, &d));
+    // Every argument error, on any rank, is agreed over all ranks before the
+    // first collective, so no rank is left waiting in one.
+    std::string error;
+    if (!isocomm) error = "isocomm is null";
     const bool bad_count = s < 0 || (s > 0 && !relative_coordinates);
+    if (error.empty() && bad_count) error = "s is negative or relative_coordinates is null";
     std::vector<int> coords;
     if (!bad_count && d > 0) coords.assign(relative_coordinates, relative_coordinates + static_cast<long>(s) * d);
     iso::NeighborhoodOptions options;
     const std::string verify = info_value(info, "iso_verify");
     if (verify == "false" || verify == "0") options.verify = false;
+    else if (error.empty() && !verify.empty() && verify != "true" && verify != "1")
+      error = "info iso_verify=\"" + verify + "\" is not true, false, 1 or 0";
     const std::string algorithm_name = info_value(info, "iso_algorithm");
-    // Agreed over all ranks, so no rank is left waiting in a collective.
-    iso::agree_on_errors(cartcomm, where,
-                                 bad_count ? "s is negative or relative_coordinates is null" : "");
+    iso::Algorithm algorithm = iso::Algorithm::torus;
+    if (!algorithm_name.empty()) {
+      try {
+        algorithm = iso::parse_algorithm(algorithm_name);
+      } catch (const iso::Error& bad) {
+        if (error.empty()) error = std::string("info iso_algorithm: ") + bad.what();
+      }
+    }
+    std::uint64_t fingerprint = iso::mix_fingerprint(0, static_cast<std::uint64_t>(algorithm));
+    fingerprint = iso::mix_fingerprint(fingerprint, options.verify ? 1 : 0);
+    iso::agree_on_errors(cartcomm, where, error, fingerprint, "the info values iso_algorithm and iso_verify");
     auto holder = std::make_unique<Attached>(
         Attached{iso::Neighborhood(cartcomm, iso::OffsetList(std::max(d, 1), std::move(coords)), options),
-                 algorithm_name.empty() ? iso::Algorithm::torus : iso::parse_algorithm(algorithm_name)});
+                 algorithm});
     MPI_Comm dup = MPI_COMM_NULL;
     ISO_MPI_CHECK(MPI_Comm_dup(cartcomm, &dup));
     ISO_MPI_CHECK(MPI_Comm_set_attr(dup, keyval(), holder.release()));
@@ -131,6 +153,7 @@ int Iso_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype 
                                int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
   return guarded([&] {
     Attached& a = attached(isocomm, "Iso_neighbor_alltoall_init");
+    agree_on_request(a, request, "Iso_neighbor_alltoall_init");
     store(request, iso::alltoall_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                       {a.algorithm}),
           "Iso_neighbor_alltoall_init");
@@ -141,6 +164,7 @@ int Iso_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
   return guarded([&] {
     Attached& a = attached(isocomm, "Iso_neighbor_allgather_init");
+    agree_on_request(a, request, "Iso_neighbor_allgather_init");
     store(request, iso::allgather_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                        {a.algorithm}),
           "Iso_neighbor_allgather_init");
@@ -152,6 +176,7 @@ int Iso_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], con
                                 MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
   return guarded([&] {
     Attached& a = attached(isocomm, "Iso_neighbor_alltoallv_init");
+    agree_on_request(a, request, "Iso_neighbor_alltoallv_init");
     store(request, iso::alltoallv_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtype, recvbuf,
                                        recvcounts, recvdispls, recvtype, {a.algorithm}),
           "Iso_neighbor_alltoallv_init");
@@ -164,6 +189,7 @@ int Iso_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
                                 Iso_Request* request) {
   return guarded([&] {
     Attached& a = attached(isocomm, "Iso_neighbor_alltoallw_init");
+    agree_on_request(a, request, "Iso_neighbor_alltoallw_init");
     store(request, iso::alltoallw_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtypes, recvbuf,
                                        recvcounts, recvdispls, recvtypes, {a.algorithm}),
           "Iso_neighbor_alltoallw_init");

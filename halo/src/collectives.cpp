@@ -8,6 +8,7 @@
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -112,7 +113,11 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
       block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
     error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
             std::to_string(block_bytes(buffers.recv[0])) + " (type signatures must match)";
-  agree_on_errors(neighborhood.comm(), where, error);
+  // Options that differ between ranks would build different schedules and
+  // hang; they are agreed with the argument errors, in the same allreduce pass.
+  std::uint64_t fingerprint = mix_fingerprint(0, static_cast<std::uint64_t>(options.algorithm));
+  fingerprint = mix_fingerprint(fingerprint, options.verify_signatures ? 1 : 0);
+  agree_on_errors(neighborhood.comm(), where, error, fingerprint, "the operation options (algorithm, verify_signatures)");
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());

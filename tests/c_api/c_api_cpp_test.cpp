@@ -3,6 +3,7 @@
 // grid, every algorithm selected by info key, compared with the C++ API's
 // result; error classes and messages; the error message is per thread.
 #include "iso/collectives.hpp"
+#include "iso/error.hpp"
 #include "iso/iso.h"
 
 #include <isostencil_test.hpp>
@@ -151,6 +152,71 @@ TEST(CApiFromCpp, ErrorClassesAndMessages) {
   // A signature mismatch in the regular collective is an argument error.
   EXPECT_EQ(Iso_neighbor_alltoall_init(send, 2, MPI_INT, recv, 1, MPI_INT, isocomm, &request), MPI_ERR_ARG);
   EXPECT_EQ(Iso_neighborhood_free(&isocomm), MPI_SUCCESS);
+  MPI_Comm_free(&cart);
+}
+
+// A bad argument on one rank only gives every rank the error: no rank is left
+// waiting (a hang here ends in the test's timeout, a failure).
+TEST(CApiFromCpp, BadArgumentOnOneRankOnly) {
+  const int p = iso_test::world_size();
+  const int rank = iso_test::world_rank();
+  const bool odd_one = rank == p - 1;
+  MPI_Comm cart = MPI_COMM_NULL;
+  int dims[1] = {p}, periods[1] = {1};
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+  const int offsets[2] = {1, -1};
+  const auto fails_everywhere = [&](int code, const char* expected) {
+    const std::string message = Iso_Error_message();
+    EXPECT_NE(code, MPI_SUCCESS);
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_TRUE(iso_test::all_ranks(code != MPI_SUCCESS));
+  };
+
+  MPI_Info info = MPI_INFO_NULL;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "iso_algorithm", odd_one ? "bogus" : "linear");
+  MPI_Comm isocomm = MPI_COMM_NULL;
+  fails_everywhere(Iso_neighborhood_create_info(cart, 2, offsets, info, &isocomm), "iso_algorithm");
+  EXPECT_EQ(isocomm, MPI_COMM_NULL);
+  if (p > 1) {
+    // Valid everywhere, but not the same: the schedules would not match.
+    MPI_Info_set(info, "iso_algorithm", odd_one ? "torus" : "linear");
+    fails_everywhere(Iso_neighborhood_create_info(cart, 2, offsets, info, &isocomm), "differ between ranks");
+  }
+  MPI_Info_free(&info);
+  fails_everywhere(Iso_neighborhood_create(cart, 2, offsets, odd_one ? nullptr : &isocomm), "isocomm is null");
+  EXPECT_EQ(isocomm, MPI_COMM_NULL);
+
+  ASSERT_EQ(Iso_neighborhood_create(cart, 2, offsets, &isocomm), MPI_SUCCESS);
+  int send[2] = {1, 2}, recv[2] = {0, 0};
+  Iso_Request request = ISO_REQUEST_NULL;
+  fails_everywhere(Iso_neighbor_alltoall_init(send, 1, MPI_INT, recv, 1, MPI_INT, isocomm, odd_one ? nullptr : &request),
+                   "request is null");
+  EXPECT_EQ(request, ISO_REQUEST_NULL);
+  fails_everywhere(Iso_neighbor_allgather_init(send, 1, MPI_INT, recv, odd_one ? -1 : 1, MPI_INT, isocomm, &request),
+                   "recvcount");
+  EXPECT_EQ(request, ISO_REQUEST_NULL);
+  // Still usable afterwards.
+  ASSERT_EQ(Iso_neighbor_alltoall_init(send, 1, MPI_INT, recv, 1, MPI_INT, isocomm, &request), MPI_SUCCESS);
+  ASSERT_EQ(Iso_Start(&request), MPI_SUCCESS);
+  ASSERT_EQ(Iso_Wait(&request), MPI_SUCCESS);
+  EXPECT_EQ(Iso_Request_free(&request), MPI_SUCCESS);
+  EXPECT_EQ(Iso_neighborhood_free(&isocomm), MPI_SUCCESS);
+
+  // The C++ API: options that differ on one rank.
+  if (p > 1) {
+    const iso::Neighborhood nbh(cart, iso::OffsetList(1, {1, -1}));
+    iso::OperationOptions options;
+    options.algorithm = odd_one ? iso::Algorithm::direct : iso::Algorithm::torus;
+    std::string what;
+    try {
+      iso::alltoall_init(nbh, send, 1, MPI_INT, recv, 1, MPI_INT, options);
+    } catch (const iso::Error& error) {
+      what = error.what();
+    }
+    EXPECT_NE(what.find("differ between ranks"), std::string::npos) << what;
+    EXPECT_TRUE(iso_test::all_ranks(!what.empty()));
+  }
   MPI_Comm_free(&cart);
 }
 
