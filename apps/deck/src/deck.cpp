@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sys/stat.h>
 #include <iterator>
 
 namespace isostencil::deck {
@@ -86,15 +87,29 @@ Deck read_deck(MPI_Comm comm, const std::string& path, const std::vector<std::st
     if (path.empty()) {
       payload = builtin_default_deck();
     } else {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
+      // Every failure becomes the message all ranks throw: rank 0 must reach
+      // the broadcast below whatever the path is.
+      struct stat info {};
+      if (::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
         ok = 0;
-        payload = path + ": error: cannot read the deck: " + std::strerror(errno);
+        payload = path + ": error: is a directory, not a deck; give the deck file (e.g. " + path +
+                  (path.empty() || path.back() == '/' ? "" : "/") + "jacobi.toml)";
       } else {
-        payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        if (in.bad()) {
+        try {
+          std::ifstream in(path, std::ios::binary);
+          if (!in) {
+            ok = 0;
+            payload = path + ": error: cannot read the deck: " + std::strerror(errno);
+          } else {
+            payload.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            if (in.bad()) {
+              ok = 0;
+              payload = path + ": error: reading the deck failed";
+            }
+          }
+        } catch (const std::exception& error) {
           ok = 0;
-          payload = path + ": error: reading the deck failed";
+          payload = path + ": error: reading the deck failed: " + error.what();
         }
       }
     }

@@ -42,8 +42,17 @@ void check_output_writable(MPI_Comm comm, const Deck& deck, bool create) {
       }
       if (!S_ISDIR(info.st_mode))
         error = "\"" + ancestor + "\" is not a directory";
-      else if (::access(ancestor.c_str(), W_OK | X_OK) != 0)
-        error = "cannot create it in \"" + ancestor + "\": " + std::strerror(errno);
+      else {
+        // Permission bits do not tell (root passes access(); /sys and
+        // read-only mounts refuse anyway): create a directory there and
+        // remove it again, as `run` would create output.dir.
+        const std::string probe = (ancestor == "/" ? std::string() : ancestor) + "/.isostencil-probe." +
+                                  std::to_string(static_cast<long>(::getpid()));
+        if (::mkdir(probe.c_str(), 0700) != 0)
+          error = "cannot create it in \"" + ancestor + "\": " + std::strerror(errno);
+        else
+          ::rmdir(probe.c_str());
+      }
     } else {
       // mkdir -p
       std::size_t position = 0;

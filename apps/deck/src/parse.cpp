@@ -263,10 +263,19 @@ void DeckParser::read_values(const toml::table& root) {
           return false;
         };
         if (const toml::array* array = node->as_array()) {
-          bool ok = !array->empty();
-          for (const toml::node& item : *array) ok = ok && accept(item);
-          if (!ok)
+          // Name the first element that is wrong: [96.5, 96] is not "an array".
+          std::size_t index = 0;
+          for (const toml::node& item : *array) {
+            if (!accept(item)) break;
+            ++index;
+          }
+          if (array->empty())
             wrong(std::string("a non-empty array of ") + element + "s (or one " + element + ")");
+          else if (index < array->size())
+            error_at(dotted, dotted + "[" + std::to_string(index) + "] must be " +
+                                 (entry.kind == Kind::integers ? "an integer" : entry.kind == Kind::floats ? "a number" : "true or false") +
+                                 ", not " + node_type_name(*array->get(index)) + " (" + dotted + " is an array of " +
+                                 element + "s)");
         } else if (accept(*node)) {
           value.scalar_list = true;
         } else {

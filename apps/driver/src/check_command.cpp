@@ -1,8 +1,9 @@
-// `isostencil check DECK [--set ...] [--effective] [--keys]`: validates a deck
-// without running it: the schema (unknown keys, types, allowed values,
-// impossible combinations), the kernel's own inputs (Life rule, RLE pattern),
-// the decomposition on this run's rank count, and whether output.dir could
-// be written (nothing is created). Exit code 0 and a one-paragraph summary,
+// `isostencil check DECK [--set ...] [--ranks N] [--procs P0,P1,...]
+// [--effective] [--keys]`: validates a deck without running it: the schema
+// (unknown keys, types, allowed values, impossible combinations), the
+// kernel's own inputs (Life rule, RLE pattern), the decomposition on this
+// run's rank count or on N ranks (a login node can check a deck for 4096),
+// and whether output.dir could be written (nothing is left behind). Exit code 0 and a one-paragraph summary,
 // or 2 and the errors (rank 0 prints them; every rank exits with 2, as in
 // `run`).
 #include "command.hpp"
@@ -39,6 +40,15 @@ public:
     app_->add_option("--set", overrides_, "override a deck key: table.key=value (repeatable)")
         ->allow_extra_args(false)
         ->type_name("TABLE.KEY=VALUE");
+    app_->add_option("--ranks", ranks_,
+                     "check the decomposition for N ranks instead of this run's (nothing runs on them)")
+        ->check(CLI::PositiveNumber)
+        ->type_name("N");
+    app_->add_option("--procs", procs_,
+                     "fix the process grid (grid.procs), e.g. --procs 16,16,16; 0 lets MPI_Dims_create "
+                     "choose that dimension; without --ranks, N is their product")
+        ->delimiter(',')
+        ->type_name("P0,P1,...");
     app_->add_flag("--effective", effective_,
                    "also print the effective deck (every key resolved; what outputs and "
                    "checkpoints store)");
@@ -51,25 +61,48 @@ public:
       if (mpi.rank == 0) std::cout << deck::deck_schema_markdown();
       return 0;
     }
+    std::vector<std::string> overrides = overrides_;
+    int ranks = ranks_ > 0 ? ranks_ : mpi.size;
+    if (!procs_.empty()) {
+      overrides.push_back("grid.procs=[" + fmt::format("{}", fmt::join(procs_, ",")) + "]");
+      if (ranks_ == 0) {
+        long product = 1;
+        for (const int p : procs_) {
+          if (p <= 0) {
+            if (mpi.rank == 0)
+              std::cerr << "isostencil check: --procs " << fmt::format("{}", fmt::join(procs_, ",")) << " leaves "
+                        << "a dimension to MPI_Dims_create (0 or less); give the rank count with --ranks N\n";
+            return 2;
+          }
+          product *= p;
+        }
+        if (product > 1L << 30) {
+          if (mpi.rank == 0) std::cerr << "isostencil check: --procs multiplies to " << product << " ranks, too many\n";
+          return 2;
+        }
+        ranks = static_cast<int>(product);
+      }
+    }
     try {
-      const deck::Deck deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides_);
+      const deck::Deck deck = deck::read_deck(MPI_COMM_WORLD, deck_path_, overrides);
       run::check_kernel_inputs(deck);
-      deck::check_decomposition(deck, mpi.size);
+      deck::check_decomposition(deck, ranks);
       deck::check_output_writable(MPI_COMM_WORLD, deck, false);
       if (mpi.rank == 0) {
-        const std::vector<int> procs = core::Decomposition::choose_process_dims(mpi.size, deck.grid.procs);
+        const std::vector<int> procs = core::Decomposition::choose_process_dims(ranks, deck.grid.procs);
         std::string periodic;
         for (const bool p : deck.grid.periodic) periodic += std::string(periodic.empty() ? "" : ", ") + (p ? "periodic" : "bounded");
         std::cout << fmt::format(
             "{}: OK\n  kernel {}, {}-D grid {} ({}), stencil {}\n  on {} rank{} as {}; {} steps, "
             "halo {}{}; output {}\n",
             deck.source, deck.kernel.name, deck.grid.dims, fmt::join(deck.grid.extent, "x"), periodic,
-            deck.make_stencil().describe(), mpi.size, mpi.size == 1 ? "" : "s",
+            deck.make_stencil().describe(), ranks, ranks == 1 ? "" : "s",
             fmt::join(procs, "x"), deck.run.steps,
             deck.halo.algorithm,
             deck.halo.validate_every > 0 ? ", validated every " + std::to_string(deck.halo.validate_every)
                                          : std::string(),
             deck.output.format == "hdf5" ? deck.output_path(".h5") : std::string("none"));
+        std::cout << subdomain_summary(deck, procs);
         if (effective_) std::cout << "\n" << deck.effective_toml();
       }
       return 0;
@@ -80,8 +113,29 @@ public:
   }
 
 private:
+  // The block decomposition's subdomains (the first n % p processes of a
+  // dimension get one cell more) and the cells each rank holds.
+  static std::string subdomain_summary(const deck::Deck& deck, const std::vector<int>& procs) {
+    std::vector<long> smallest, largest;
+    long cells_min = 1, cells_max = 1;
+    bool even = true;
+    for (std::size_t j = 0; j < procs.size(); ++j) {
+      const long n = deck.grid.extent[j], p = procs[j];
+      smallest.push_back(n / p);
+      largest.push_back(n / p + (n % p != 0 ? 1 : 0));
+      even = even && n % p == 0;
+      cells_min *= smallest.back();
+      cells_max *= largest.back();
+    }
+    if (even) return fmt::format("  subdomains {} ({} cells per rank)\n", fmt::join(smallest, "x"), cells_min);
+    return fmt::format("  subdomains {} to {} ({} to {} cells per rank: the extent does not divide evenly)\n",
+                       fmt::join(smallest, "x"), fmt::join(largest, "x"), cells_min, cells_max);
+  }
+
   std::string deck_path_;
   std::vector<std::string> overrides_;
+  int ranks_ = 0;
+  std::vector<int> procs_;
   bool effective_ = false;
   bool keys_ = false;
 };
