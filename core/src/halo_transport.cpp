@@ -267,7 +267,7 @@ std::unique_ptr<PackedTransport::Impl> make_impl(const iso::HaloPattern& pattern
   }
   impl->operation = iso::alltoallv_init(neighborhood, send_buffer, send_counts.data(), send_displs.data(), element,
                                         recv_buffer, recv_counts.data(), recv_displs.data(), element,
-                                        iso::OperationOptions{pattern.options().algorithm, false});
+                                        iso::OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
   return impl;
 }
 

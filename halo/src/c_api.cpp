@@ -4,7 +4,9 @@
 #include "iso/error.hpp"
 
 #include <memory>
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <new>
 #include <string>
 
@@ -21,6 +23,13 @@ thread_local std::string last_error;
 struct Attached {
   iso::Neighborhood neighborhood;
   iso::Algorithm algorithm;
+  int ports = 0;
+  iso::OperationOptions options() const {
+    iso::OperationOptions out;
+    out.algorithm = algorithm;
+    out.ports = ports;
+    return out;
+  }
 };
 
 int delete_attached(MPI_Comm, int, void* value, void*) {
@@ -128,12 +137,25 @@ int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_co
         if (error.empty()) error = std::string("info iso_algorithm: ") + bad.what();
       }
     }
+    int ports = 0;
+    const std::string ports_text = info_value(info, "iso_ports");
+    if (!ports_text.empty()) {
+      char* end = nullptr;
+      errno = 0;
+      const long value = std::strtol(ports_text.c_str(), &end, 10);
+      if (errno != 0 || end == ports_text.c_str() || *end != '\0' || value < 0 || value > 1000000) {
+        if (error.empty()) error = "info iso_ports=\"" + ports_text + "\" is not a count (0: no limit, or 1 to 1000000)";
+      } else {
+        ports = static_cast<int>(value);
+      }
+    }
     std::uint64_t fingerprint = iso::mix_fingerprint(0, static_cast<std::uint64_t>(algorithm));
     fingerprint = iso::mix_fingerprint(fingerprint, options.verify ? 1 : 0);
-    iso::agree_on_errors(cartcomm, where, error, fingerprint, "the info values iso_algorithm and iso_verify");
+    fingerprint = iso::mix_fingerprint(fingerprint, static_cast<std::uint64_t>(ports));
+    iso::agree_on_errors(cartcomm, where, error, fingerprint, "the info values iso_algorithm, iso_verify and iso_ports");
     auto holder = std::make_unique<Attached>(
         Attached{iso::Neighborhood(cartcomm, iso::OffsetList(std::max(d, 1), std::move(coords)), options),
-                 algorithm});
+                 algorithm, ports});
     MPI_Comm dup = MPI_COMM_NULL;
     ISO_MPI_CHECK(MPI_Comm_dup(cartcomm, &dup));
     ISO_MPI_CHECK(MPI_Comm_set_attr(dup, keyval(), holder.release()));
@@ -155,7 +177,7 @@ int Iso_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype 
     Attached& a = attached(isocomm, "Iso_neighbor_alltoall_init");
     agree_on_request(a, request, "Iso_neighbor_alltoall_init");
     store(request, iso::alltoall_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      {a.algorithm}),
+                                      a.options()),
           "Iso_neighbor_alltoall_init");
   });
 }
@@ -166,7 +188,7 @@ int Iso_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype
     Attached& a = attached(isocomm, "Iso_neighbor_allgather_init");
     agree_on_request(a, request, "Iso_neighbor_allgather_init");
     store(request, iso::allgather_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                       {a.algorithm}),
+                                       a.options()),
           "Iso_neighbor_allgather_init");
   });
 }
@@ -178,7 +200,7 @@ int Iso_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], con
     Attached& a = attached(isocomm, "Iso_neighbor_alltoallv_init");
     agree_on_request(a, request, "Iso_neighbor_alltoallv_init");
     store(request, iso::alltoallv_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtype, recvbuf,
-                                       recvcounts, recvdispls, recvtype, {a.algorithm}),
+                                       recvcounts, recvdispls, recvtype, a.options()),
           "Iso_neighbor_alltoallv_init");
   });
 }
@@ -191,7 +213,7 @@ int Iso_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
     Attached& a = attached(isocomm, "Iso_neighbor_alltoallw_init");
     agree_on_request(a, request, "Iso_neighbor_alltoallw_init");
     store(request, iso::alltoallw_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtypes, recvbuf,
-                                       recvcounts, recvdispls, recvtypes, {a.algorithm}),
+                                       recvcounts, recvdispls, recvtypes, a.options()),
           "Iso_neighbor_alltoallw_init");
   });
 }

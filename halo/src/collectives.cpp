@@ -29,7 +29,8 @@ using detail::TypeInfo;
 // Algorithm::automatic: the library's rule (cheapest_algorithm) on this
 // operation's predictions, the same on every rank (predictions are maxed over
 // ranks; mesh schedules differ).
-Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers) {
+Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+                           int ports) {
   const CostModel& model = CostModel::for_comm(neighborhood.comm());
   BlockBytes bytes;
   for (const BlockDesc& block : buffers.send) bytes.send.push_back(block_bytes(block));
@@ -41,7 +42,7 @@ Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collecti
     predicted.push_back(algorithm == Algorithm::mpi
                             ? predict_native_seconds(model, neighborhood.size(), bytes)
                             : predict_execution_seconds(model, neighborhood.schedule(algorithm, collective), bytes,
-                                                        neighborhood.rank()));
+                                                        neighborhood.rank(), ports));
   std::vector<int> targets;
   for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
   predicted.push_back(mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
@@ -104,6 +105,8 @@ void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers
 Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
                void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
                bool irregular, bool absolute_addresses = false) {
+  if (options.ports < 0)
+    error = "ports is " + std::to_string(options.ports) + "; give 0 (no limit) or a positive count";
   if (error.empty()) error = check_blocks(buffers.send, "send");
   if (error.empty()) error = check_blocks(buffers.recv, "receive");
   // alltoallw may address blocks absolutely from MPI_BOTTOM (a null pointer).
@@ -117,15 +120,18 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
   // hang; they are agreed with the argument errors, in the same allreduce pass.
   std::uint64_t fingerprint = mix_fingerprint(0, static_cast<std::uint64_t>(options.algorithm));
   fingerprint = mix_fingerprint(fingerprint, options.verify_signatures ? 1 : 0);
-  agree_on_errors(neighborhood.comm(), where, error, fingerprint, "the operation options (algorithm, verify_signatures)");
+  fingerprint = mix_fingerprint(fingerprint, static_cast<std::uint64_t>(options.ports));
+  agree_on_errors(neighborhood.comm(), where, error, fingerprint,
+                  "the operation options (algorithm, verify_signatures, ports)");
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());
   const Algorithm algorithm = options.algorithm == Algorithm::automatic
-                                  ? choose_algorithm(neighborhood, collective, buffers)
+                                  ? choose_algorithm(neighborhood, collective, buffers, options.ports)
                                   : options.algorithm;
   if (algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
-  return make_operation(build_scheduled(neighborhood, neighborhood.schedule(algorithm, collective), std::move(buffers)));
+  return make_operation(
+      build_scheduled(neighborhood, neighborhood.schedule(algorithm, collective), std::move(buffers), options.ports));
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,

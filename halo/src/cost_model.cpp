@@ -124,7 +124,8 @@ bool mpi_is_candidate(std::vector<int> targets) {
   return std::adjacent_find(targets.begin(), targets.end()) == targets.end();
 }
 
-std::vector<ExecutionStep> execution_steps(const Schedule& schedule) {
+std::vector<ExecutionStep> execution_steps(const Schedule& schedule, int ports, int self_rank) {
+  if (ports < 0) throw Error("iso::execution_steps: ports is " + std::to_string(ports) + " (0: no limit, or >= 1)");
   // Slot flags per (buffer, block): read or written by the current step.
   const std::size_t s = static_cast<std::size_t>(std::max(schedule.num_blocks, 1));
   std::vector<char> reads(4 * s, 0), writes(4 * s, 0);
@@ -147,16 +148,24 @@ std::vector<ExecutionStep> execution_steps(const Schedule& schedule) {
   };
   static const std::vector<BlockRef> none;
   std::vector<ExecutionStep> steps;
+  int sends = 0, receives = 0;  // messages of the current step
   const int rounds = static_cast<int>(schedule.rounds.size());
   for (int r = 0; r < rounds; ++r) {
     const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
     const std::vector<BlockRef>& read = round.send_rank >= 0 ? round.send : none;
     const std::vector<BlockRef>& written = round.recv_rank >= 0 ? round.recv : none;
-    if (steps.empty() || conflicts(read, written)) {
+    const bool local = is_local_round(round, self_rank);
+    const int round_sends = !local && round.send_rank >= 0 && !round.send.empty() ? 1 : 0;
+    const int round_receives = !local && round.recv_rank >= 0 && !round.recv.empty() ? 1 : 0;
+    const bool full = ports > 0 && (sends + round_sends > ports || receives + round_receives > ports);
+    if (steps.empty() || full || conflicts(read, written)) {
       clear();
       steps.push_back({r, r, false});
+      sends = receives = 0;
     }
     mark(read, written);
+    sends += round_sends;
+    receives += round_receives;
     steps.back().last = r + 1;
   }
   if (!schedule.copies.empty()) {
@@ -169,12 +178,12 @@ std::vector<ExecutionStep> execution_steps(const Schedule& schedule) {
 }
 
 double predict_execution_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes,
-                                 int self_rank) {
+                                 int self_rank, int ports) {
   double seconds = 0;
   auto copy_seconds = [&](BlockRef to) {
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
-  for (const ExecutionStep& step : execution_steps(schedule)) {
+  for (const ExecutionStep& step : execution_steps(schedule, ports, self_rank)) {
     double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
     long sends = 0, receives = 0, entries = 0;
     bool large = false;

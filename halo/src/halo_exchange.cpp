@@ -354,7 +354,7 @@ void HaloExchange::bind(const char* where) {
     }
     operation_ = alltoallw_init(pattern.neighborhood(), MPI_BOTTOM, counts.data(), displacements.data(),
                                 send_types.data(), MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
-                                OperationOptions{pattern.options().algorithm, false});
+                                OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
   } catch (...) {
     operation_ = Operation();
     for (MPI_Datatype& type : types_) MPI_Type_free(&type);

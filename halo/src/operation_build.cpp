@@ -14,7 +14,8 @@
 
 namespace iso::detail {
 
-std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers) {
+std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers,
+                                                 int ports) {
   auto impl = std::make_unique<Operation::Impl>();
   impl->schedule = std::move(schedule);
   const Schedule& plan = impl->schedule;
@@ -241,7 +242,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     return true;
   };
   const int self = neighborhood.rank();
-  for (const ExecutionStep& step : execution_steps(plan)) {
+  for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
     impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
     impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
     impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));

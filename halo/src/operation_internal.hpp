@@ -184,7 +184,7 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
 // Builds the persistent requests of every round plus the final local copies
 // (operation_build.cpp).
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule,
-                                                 Buffers buffers);
+                                                 Buffers buffers, int ports = 0);
 
 }  // namespace detail
 

@@ -1,4 +1,5 @@
 #include "iso/schedule.hpp"
+#include "iso/cost_model.hpp"
 
 #include "iso/error.hpp"
 
@@ -524,7 +525,7 @@ Schedule build_schedule(const OffsetList& offsets, const CartGeometry& grid, con
 }
 
 ScheduleFigures schedule_figures(const OffsetList& offsets, const CartGeometry& grid,
-                                 Algorithm algorithm, Collective collective) {
+                                 Algorithm algorithm, Collective collective, int ports) {
   check_dims(offsets, grid);
   ScheduleFigures figures;
   const bool all_periodic =
@@ -544,6 +545,7 @@ ScheduleFigures schedule_figures(const OffsetList& offsets, const CartGeometry& 
     figures.volume = std::max(figures.volume, volume);
     figures.local_copies = std::max(figures.local_copies, static_cast<long>(schedule.copies.size()));
     figures.temp_blocks = std::max(figures.temp_blocks, temps);
+    figures.steps = std::max(figures.steps, static_cast<int>(execution_steps(schedule, ports, rank).size()));
     figures.messages_total += messages;
     figures.volume_total += volume;
   }

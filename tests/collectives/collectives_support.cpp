@@ -463,6 +463,9 @@ RunResult run_library(const iso::Neighborhood& nbh, const LayoutPair& layouts,
   result.recv = Buffer(layouts.recv, s);
   iso::OperationOptions options;
   options.algorithm = algorithm;
+  // Port limits vary with the case (the same on every rank): 0 (no limit),
+  // one message each way at a time, 2 and 3.
+  options.ports = (generation / 2) % 4;
   try {
     iso::Operation op =
         collective == iso::Collective::alltoall

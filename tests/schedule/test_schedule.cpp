@@ -2,6 +2,7 @@
 // written from the spec. No MPI is used here.
 #include "simulator.hpp"
 
+#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 #include "iso/geometry.hpp"
 #include "iso/schedule.hpp"
@@ -285,6 +286,74 @@ struct Findings {
   }
 };
 
+/// Steps with `ports` (iso::execution_steps, what an operation posts
+/// together): they cover the rounds in order, contiguously (deadlock-free
+/// whatever each process groups); within a step no slot is both read and
+/// written or written twice, so running a step at once gives what running
+/// its rounds one after another gives -- which the simulation above checked
+/// (nothing sent before it arrived); at most `ports` messages each way.
+std::string steps_violation(const Schedule& schedule, int rank, int ports) {
+  const std::vector<iso::ExecutionStep> steps = iso::execution_steps(schedule, ports, rank);
+  const int rounds = static_cast<int>(schedule.rounds.size());
+  int next = 0;
+  for (const iso::ExecutionStep& step : steps) {
+    if (step.first != next || step.last < step.first) return "steps do not cover the rounds in order";
+    next = step.last;
+    std::set<std::pair<int, int>> read, written;
+    int sends = 0, receives = 0;
+    for (int r = step.first; r < step.last; ++r) {
+      const iso::Round& round = schedule.rounds[static_cast<std::size_t>(r)];
+      const bool local = iso::is_local_round(round, rank);
+      if (round.send_rank >= 0) {
+        if (!local && !round.send.empty()) ++sends;
+        for (const iso::BlockRef& ref : round.send) read.insert({static_cast<int>(ref.buffer), ref.block});
+      }
+      if (round.recv_rank >= 0) {
+        if (!local && !round.recv.empty()) ++receives;
+        for (const iso::BlockRef& ref : round.recv)
+          if (!written.insert({static_cast<int>(ref.buffer), ref.block}).second)
+            return "step of rounds [" + std::to_string(step.first) + ", " + std::to_string(step.last) +
+                   ") writes a slot twice";
+      }
+    }
+    for (const auto& slot : read)
+      if (written.count(slot))
+        return "step of rounds [" + std::to_string(step.first) + ", " + std::to_string(step.last) +
+               ") reads and writes one slot";
+    if (ports > 0 && (sends > ports || receives > ports))
+      return "step of rounds [" + std::to_string(step.first) + ", " + std::to_string(step.last) + ") posts " +
+             std::to_string(sends) + " sends and " + std::to_string(receives) + " receives with ports = " +
+             std::to_string(ports);
+  }
+  if (next != rounds && !(steps.empty() && rounds == 0)) return "steps end before the last round";
+  return {};
+}
+
+void check_steps(const Case& c, Algorithm algorithm, Collective collective, const std::string& tag,
+                 const std::vector<Schedule>& all, Findings& findings) {
+  for (std::size_t rank = 0; rank < all.size(); ++rank) {
+    std::size_t previous = 0;
+    for (const int ports : {1, 2, 4, 0}) {
+      const std::string broken = steps_violation(all[rank], static_cast<int>(rank), ports);
+      if (!broken.empty()) {
+        findings.add("execution steps break their contract", tag + " " + describe(c.offsets, c.grid, algorithm, collective) +
+                                                                 " rank " + std::to_string(rank) + " ports " +
+                                                                 std::to_string(ports) + ": " + broken);
+        return;
+      }
+      // More ports never need more steps.
+      const std::size_t count = iso::execution_steps(all[rank], ports, static_cast<int>(rank)).size();
+      if (previous != 0 && count > previous) {
+        findings.add("execution steps break their contract",
+                     tag + " " + describe(c.offsets, c.grid, algorithm, collective) + ": ports " +
+                         std::to_string(ports) + " takes more steps than fewer ports");
+        return;
+      }
+      previous = count;
+    }
+  }
+}
+
 /// Every check of one (case, algorithm, collective) against the spec.
 /// Returns the categories that failed with details.
 void check_case(const Case& c, Algorithm algorithm, Collective collective, const std::string& tag,
@@ -397,7 +466,10 @@ void check_case(const Case& c, Algorithm algorithm, Collective collective, const
     }
   }
 
-  // 5. schedule_figures agree with the per-process schedules.
+  // 5. Execution steps (what an operation posts together) at several port counts.
+  check_steps(c, algorithm, collective, tag, all, findings);
+
+  // 6. schedule_figures agree with the per-process schedules.
   if (with_figures) {
     iso::ScheduleFigures f;
     try {

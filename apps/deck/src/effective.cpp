@@ -90,7 +90,8 @@ std::string Deck::effective_toml() const {
   out << "residual_every = " << run.residual_every << "\noverlap = " << boolean(run.overlap)
       << "\n";
   out << "\n[halo]\nalgorithm = " << quoted(halo.algorithm)
-      << "\nvalidate_every = " << halo.validate_every << "\ntransport = " << quoted(halo.transport)
+      << "\nvalidate_every = " << halo.validate_every << "\nports = " << halo.ports
+      << "\ntransport = " << quoted(halo.transport)
       << "\ngpu_aware_mpi = " << boolean(halo.gpu_aware_mpi) << "\n";
   out << "\n[output]\ndir = " << quoted(output.dir) << "\nname = " << quoted(output.name)
       << "\nformat = " << quoted(output.format) << "\n";

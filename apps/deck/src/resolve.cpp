@@ -315,6 +315,9 @@ void DeckParser::resolve() {
   check_at_least("halo.validate_every", d.halo.validate_every, 0);
   d.halo.transport = string_or("halo.transport", "auto");
   check_choice("halo.transport", d.halo.transport, {"auto", "datatypes", "packed"});
+  d.halo.ports = int_or("halo.ports", 0);
+  check_at_least("halo.ports", d.halo.ports, 0);
+  if (d.halo.ports > 1000000) error_at("halo.ports", "halo.ports = " + std::to_string(d.halo.ports) + " is out of range; allowed: 0 to 1000000");
   const RawValue* gpu_aware = raw("halo.gpu_aware_mpi");
   d.halo.gpu_aware_mpi = gpu_aware && gpu_aware->boolean ? *gpu_aware->boolean : false;
 

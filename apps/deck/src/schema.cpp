@@ -108,6 +108,10 @@ std::vector<DeckKey> make_schema() {
        "kernels pack the blocks into one contiguous buffer per exchange (staged through host "
        "memory for device fields unless gpu_aware_mpi)",
        {}},
+      {"halo", "ports", Kind::integer, "0 (no limit)", ">= 0",
+       "messages in flight each way at once: rounds that do not depend on each other are "
+       "posted together, at most this many (1: one round at a time)",
+       {}},
       {"halo", "gpu_aware_mpi", Kind::boolean, "false", "true, false",
        "the MPI library reads device memory: device buffers go to MPI unstaged (then algorithm "
        "must be mpi); no effect on host memory",

@@ -67,6 +67,12 @@ public:
         "calibrates unless asked");
     model->needs(predict);
     app_->get_option("--save-model")->needs(predict);
+    app_->add_option("--ports", ports_,
+                     "the steps column for operations with at most K messages in flight each way "
+                     "(OperationOptions::ports, deck halo.ports; default 0: no limit)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("K")
+        ->group("Output");
     app_->add_flag("--json", json_, "print JSON instead of text")->group("Output");
     app_->add_flag("--rounds,--verbose,-v", rounds_,
                    "also print every round of one process's schedule: shift, partners and the "
@@ -140,7 +146,7 @@ public:
       if (!model_args_.save.empty()) model_note += "; saved to " + model_args_.save;
     }
 
-    const Plan plan = compute_plan(resolved.description, resolved.offsets, grid);
+    const Plan plan = compute_plan(resolved.description, resolved.offsets, grid, ports_);
     Predictions predictions;
     if (predict_) {
       predictions = predict(resolved.offsets, grid, model, block_bytes);
@@ -184,6 +190,7 @@ public:
   }
 
 private:
+  int ports_ = 0;
   NeighborhoodArgs args_;
   Limits limits_;
   ModelArgs model_args_;

@@ -40,16 +40,17 @@ const std::vector<iso::Collective>& plan_collectives() {
 }
 
 Plan compute_plan(const std::string& description, const iso::OffsetList& offsets,
-                  const iso::CartGeometry& grid) {
+                  const iso::CartGeometry& grid, int ports) {
   Plan plan;
+  plan.ports = ports;
   plan.description = description;
   plan.offsets = offsets;
   plan.grid = grid;
   for (iso::Algorithm algorithm : plan_algorithms()) {
     AlgorithmPlan entry;
     entry.algorithm = algorithm;
-    entry.alltoall = iso::schedule_figures(offsets, grid, algorithm, iso::Collective::alltoall);
-    entry.allgather = iso::schedule_figures(offsets, grid, algorithm, iso::Collective::allgather);
+    entry.alltoall = iso::schedule_figures(offsets, grid, algorithm, iso::Collective::alltoall, ports);
+    entry.allgather = iso::schedule_figures(offsets, grid, algorithm, iso::Collective::allgather, ports);
     plan.algorithms.push_back(entry);
   }
   plan.basis = iso::additive_basis(offsets, grid.periodic);
@@ -147,7 +148,7 @@ std::string format_plan_text(const Plan& plan) {
   out += "\n";
 
   const bool mesh = !plan.all_periodic();
-  std::vector<std::string> header{"algorithm", "collective", "rounds", "messages", "volume"};
+  std::vector<std::string> header{"algorithm", "collective", "rounds", "steps", "messages", "volume"};
   if (mesh) {
     header.emplace_back("messages total");
     header.emplace_back("volume total");
@@ -159,7 +160,7 @@ std::string format_plan_text(const Plan& plan) {
     for (iso::Collective collective : plan_collectives()) {
       const auto& f = entry.figures(collective);
       std::vector<std::string> row{iso::to_string(entry.algorithm), iso::to_string(collective),
-                                   std::to_string(f.rounds), std::to_string(f.messages),
+                                   std::to_string(f.rounds), std::to_string(f.steps), std::to_string(f.messages),
                                    std::to_string(f.volume)};
       if (mesh) {
         row.push_back(std::to_string(f.messages_total));
@@ -178,6 +179,9 @@ std::string format_plan_text(const Plan& plan) {
             "blocks: per process, maximum over processes; totals: sum over all processes\n"
           : "rounds: global round list; messages, volume (block transfers), local copies and temp\n"
             "blocks: per process (the same on every process of a torus)\n";
+  out += plan.ports > 0 ? fmt::format("steps: rounds posted together, at most {} message{} each way (--ports)\n",
+                                      plan.ports, plan.ports == 1 ? "" : "s")
+                        : std::string("steps: rounds posted together (independent consecutive rounds; no port limit)\n");
   return out;
 }
 
@@ -194,6 +198,7 @@ nlohmann::ordered_json plan_to_json(const Plan& plan) {
   for (int p : plan.grid.sizes)
     procs *= p;
   json["processes"] = static_cast<long long>(procs);
+  json["ports"] = plan.ports;
   auto& algorithms = json["algorithms"];
   algorithms = nlohmann::ordered_json::object();
   for (const auto& entry : plan.algorithms) {
@@ -202,6 +207,7 @@ nlohmann::ordered_json plan_to_json(const Plan& plan) {
       const auto& f = entry.figures(collective);
       per_algorithm[iso::to_string(collective)] = {
           {"rounds", f.rounds},
+          {"steps", f.steps},
           {"messages", f.messages},
           {"volume", f.volume},
           {"messages_total", f.messages_total},

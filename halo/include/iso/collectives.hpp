@@ -15,6 +15,11 @@ struct OperationOptions {
   /// Irregular collectives: check at init that block sizes pair up between
   /// sender and receiver (costs one small exchange).
   bool verify_signatures = false;
+  /// Ports: at most this many messages in flight each way at once (0: no
+  /// limit). Consecutive rounds that do not depend on each other run as one
+  /// step (docs/design/schedules.md#steps-and-ports); ports caps the
+  /// messages a step may post. Algorithm::mpi leaves it to the MPI library.
+  int ports = 0;
 };
 
 /// A persistent collective operation. Its buffers and datatypes are fixed at

@@ -123,8 +123,12 @@ inline bool is_local_round(const Round& round, int self_rank) {
 /// Groups consecutive rounds into steps: a round joins the current step when
 /// it reads no slot that the step writes and writes no slot that the step
 /// reads or writes (so the straightforward algorithm is one step, and torus
-/// rounds of opposite directions share one).
-std::vector<ExecutionStep> execution_steps(const Schedule& schedule);
+/// rounds of opposite directions share one), and, with `ports` > 0, when the
+/// step then posts at most `ports` messages each way (local rounds are
+/// copies and do not count). Steps are contiguous in round order on every
+/// process, which keeps them deadlock-free even where processes group
+/// differently (docs/design/schedules.md#steps-and-ports).
+std::vector<ExecutionStep> execution_steps(const Schedule& schedule, int ports = 0, int self_rank = -1);
 /// Predicted seconds of one schedule as an operation runs it (steps above):
 /// a step costs the largest message start-up among its messages, delta per
 /// further eager message and delta_large per further rendezvous message (the
@@ -133,7 +137,7 @@ std::vector<ExecutionStep> execution_steps(const Schedule& schedule);
 /// entry;
 /// local rounds and copies cost beta_copy per byte and 2 gamma per block.
 double predict_execution_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes,
-                                 int self_rank);
+                                 int self_rank, int ports = 0);
 /// Predicted seconds of the MPI library's neighborhood collective at this
 /// process (`neighbors` messages each way).
 double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes);

@@ -74,6 +74,8 @@ struct HaloOptions {
   Algorithm algorithm = Algorithm::torus;
   /// Verify at creation that the neighborhood agrees over all ranks.
   bool verify = true;
+  /// Messages in flight each way at once (OperationOptions::ports; 0: no limit).
+  int ports = 0;
 };
 
 /// Compares two arrays of one layout bitwise: the ghost cells, and the interior

@@ -27,7 +27,12 @@ int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordin
  *   "iso_algorithm": linear | torus | direct | basis | mpi | auto  (default torus)
  *                    for the inits on it;
  *   "iso_verify":    true | false  (default true) checks the offsets agree over
- *                    all ranks. */
+ *                    all ranks;
+ *   "iso_ports":     N (default 0: no limit) messages in flight each way at
+ *                    once for the inits on it.
+ * Every rank must pass the same values. A bad or differing value, or any
+ * other bad argument, on any one rank, is an error on every rank (no rank is
+ * left waiting); the same holds for the *_init calls below. */
 int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_coordinates[],
                                  MPI_Info info, MPI_Comm* isocomm);
 

@@ -145,8 +145,10 @@ struct ScheduleFigures {
   long volume_total = 0;
   long local_copies = 0;       ///< max over processes
   long temp_blocks = 0;        ///< T and T2 slots used (max over processes)
+  int steps = 0;               ///< steps an operation runs with `ports` (iso::execution_steps; max)
 };
+/// `ports`: OperationOptions::ports for `steps` (0: no limit).
 ScheduleFigures schedule_figures(const OffsetList& offsets, const CartGeometry& grid,
-                                 Algorithm algorithm, Collective collective);
+                                 Algorithm algorithm, Collective collective, int ports = 0);
 
 }  // namespace iso

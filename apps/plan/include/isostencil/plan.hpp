@@ -31,6 +31,7 @@ struct Plan {
   iso::CartGeometry grid;
   std::vector<AlgorithmPlan> algorithms;  ///< in plan_algorithms() order
   iso::AdditiveBasis basis;               ///< the basis algorithm's vectors (iso::additive_basis)
+  int ports = 0;                          ///< for the steps column (0: no limit)
 
   bool all_periodic() const;
   const AlgorithmPlan& at(iso::Algorithm algorithm) const;
@@ -42,8 +43,9 @@ const std::vector<iso::Algorithm>& plan_algorithms();
 const std::vector<iso::Collective>& plan_collectives();
 
 /// Figures of every algorithm and collective (iso::schedule_figures).
+/// `ports`: the steps an operation runs with OperationOptions::ports (0: no limit).
 Plan compute_plan(const std::string& description, const iso::OffsetList& offsets,
-                  const iso::CartGeometry& grid);
+                  const iso::CartGeometry& grid, int ports = 0);
 
 /// The neighborhood summary and one table row per algorithm and collective;
 /// on grids with non-periodic dimensions also the totals over processes.

@@ -120,6 +120,7 @@ struct Deck {
   struct Halo {
     std::string algorithm = "auto";
     long validate_every = 0;  ///< 0: never
+    long ports = 0;  ///< messages in flight each way (0: no limit)
     std::string transport = "auto";  ///< auto, datatypes, packed (core::HaloTransport)
     bool gpu_aware_mpi = false;
   } halo;

@@ -23,6 +23,7 @@ inline core::HaloOptions halo_options(const deck::Deck& deck) {
   options.verify = true;
   options.transport = core::parse_halo_transport(deck.halo.transport);
   options.gpu_aware_mpi = deck.halo.gpu_aware_mpi;
+  options.ports = static_cast<int>(deck.halo.ports);
   return options;
 }
 
