@@ -34,7 +34,7 @@ if(NOT out MATCHES "no validation in this segment \\(no step in 30 -> 40 is a mu
   list(APPEND failures "2: the summary does not say the segment 30 -> 40 had no validation step")
 endif()
 if(out MATCHES "validate_every = 0")
-  list(APPEND failures "2: the summary says halo.validate_every = 0; the deck has 5000")
+  list(APPEND failures "2: the summary says halo.validate_every = 0, while the deck has 5000")
 endif()
 if(out MATCHES "warning")
   list(APPEND failures "2: a warning for a restart that ran steps")

@@ -65,7 +65,7 @@ public:
         "Exit codes: 0 the solution validates, 1 it does not, 2 bad input (nothing ran),\n"
         "3 stopped by SIGTERM, SIGINT, SIGUSR1, SIGUSR2 or SIGXCPU: every rank stops at the\n"
         "same step, writes a checkpoint there and the summary (\"stopped\" in its JSON); a\n"
-        "second signal ends the run at once. README \"Signals, time limits and restarts\".");
+        "second signal 3 s later ends the run at once. README \"Signals, time limits and restarts\".");
   }
 
   int run(const MpiContext& mpi) override {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
+#include <ctime>
 
 #include <signal.h>
 #include <unistd.h>
@@ -19,11 +20,24 @@ namespace {
 constexpr int stop_signals[] = {SIGTERM, SIGINT, SIGUSR1, SIGUSR2, SIGXCPU};
 
 volatile std::sig_atomic_t received = 0;
+volatile std::sig_atomic_t received_at = 0;  // CLOCK_MONOTONIC seconds of the first
+
+// Launchers often deliver one request twice (Slurm signals every process of
+// the job, mpirun forwards the signal as well): a signal within this many
+// seconds of the first is the same request.
+constexpr long duplicate_seconds = 3;
+
+long monotonic_seconds() {  // clock_gettime is async-signal-safe
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return static_cast<long>(now.tv_sec);
+}
 struct sigaction previous[sizeof(stop_signals) / sizeof(stop_signals[0])];
 
 // Async-signal-safe: a flag, or (a second signal) the default action.
 extern "C" void on_stop_signal(int number) {
   if (received != 0) {
+    if (monotonic_seconds() - static_cast<long>(received_at) < duplicate_seconds) return;
     struct sigaction fallback {};
     fallback.sa_handler = SIG_DFL;
     sigemptyset(&fallback.sa_mask);
@@ -37,6 +51,7 @@ extern "C" void on_stop_signal(int number) {
     raise(number);
     _exit(128 + number);  // a signal whose default action ignores it (none of ours)
   }
+  received_at = static_cast<std::sig_atomic_t>(monotonic_seconds());
   received = number;
 }
 

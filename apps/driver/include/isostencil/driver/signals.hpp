@@ -2,8 +2,10 @@
 // limit, scancel, Ctrl-C). The handler only records the signal; the time
 // loop (drive() in run.hpp) asks every rank at step boundaries whether one
 // arrived (stop_agreed), so all ranks stop at the same step, write a
-// checkpoint there and exit with stopped_exit_code. A second signal once one
-// is recorded ends the process at once, with the signal's default action.
+// checkpoint there and exit with stopped_exit_code. A second signal 3 s or
+// more after the first ends the process at once, with the signal's default
+// action (sooner it is taken for the same request delivered twice, as Slurm
+// and mpirun both do).
 #pragma once
 
 #include <mpi.h>
