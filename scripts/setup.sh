@@ -21,6 +21,7 @@
 #                    build: build/apps/isostencil), its path goes to CMake as
 #                    ISOSTENCIL_SERIAL_DRIVER (the backend comparison tests)
 #   BUILD_TARGETS    build only these targets (space-separated; default: all)
+#   SETUP_SLURM=0  do not install slurm-wlm and munge (optional, see below)
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -103,6 +104,19 @@ if ((${#missing[@]} > 0)); then
     apt_update || fail "apt-get update failed"
     apt_install || fail "could not install ${missing[*]}"
   fi
+fi
+
+# --- optional: Slurm -------------------------------------------------------------
+# slurm-wlm and munge let apps.signal.slurm start a one-node cluster on this
+# machine (about 30 s to install); without them that test is skipped. Never
+# fatal and capped at 120 s; as root only. Debian starts the daemons' services
+# where systemd runs (unconfigured they fail harmlessly): SETUP_SLURM=0 on a
+# workstation that should not have them.
+if [[ "${SETUP_SLURM:-1}" == 1 && "$(id -u)" == 0 ]] && ! command -v slurmctld >/dev/null; then
+  say "installing slurm-wlm munge (optional: the Slurm signal test)"
+  SETUP_QUIET_FAILURE=1 run_logged apt-install-slurm timeout 120 env DEBIAN_FRONTEND=noninteractive \
+    apt-get -o DPkg::Lock::Timeout=60 install -y --no-install-recommends slurm-wlm munge ||
+    say "slurm-wlm/munge not installed ($(tail -n 1 "$LOG_DIR/apt-install-slurm.log" 2>/dev/null)); apps.signal.slurm will be skipped"
 fi
 
 # --- default MPI ----------------------------------------------------------------

@@ -6,10 +6,21 @@
 #      step CHECKPOINT must survive), then NP_SECOND ranks from the checkpoint
 #      to STEPS;
 #   h5diff (exact comparison) of the final field of A and B.
+# With SIGNAL (TERM, USR1, ...): B runs first, without an end in sight, and is
+# stopped by that signal (signal_stop.py, run by PYTHON, checks the stop:
+# exit code SIGNAL_RC, message, summary, checkpoint); CHECKPOINT is the step
+# it stopped at and A and the restart run to CHECKPOINT + STEPS.
 #   cmake -DMPIEXEC=... -DPREFLAGS=a|b -DEXE=... -DDECK=... -DH5DIFF=... -DWORK=dir
 #         -DFIELD=u -DSTEPS=60 -DCHECKPOINT=30 -DNP_FIRST=2 -DNP_SECOND=3 [-DCRASH_AT=40]
+#         [-DSIGNAL=USR1 -DSIGNAL_RC=3 -DPYTHON=python3 -DSIGNAL_STOP=signal_stop.py]
 #         -P restart_test.cmake
-foreach(var MPIEXEC EXE DECK H5DIFF WORK FIELD STEPS CHECKPOINT NP_FIRST NP_SECOND)
+set(required MPIEXEC EXE DECK H5DIFF WORK FIELD STEPS NP_FIRST NP_SECOND)
+if(DEFINED SIGNAL)
+  list(APPEND required SIGNAL_RC PYTHON SIGNAL_STOP)
+else()
+  list(APPEND required CHECKPOINT)
+endif()
+foreach(var IN LISTS required)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "restart_test.cmake: ${var} is required")
   endif()
@@ -34,10 +45,34 @@ function(run_driver label expect_ok)
 endfunction()
 
 set(common --set output.every=0 --set halo.validate_every=0)
-run_driver("A: ${NP_FIRST} ranks, steps 0 -> ${STEPS}" ON
-  "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
-  --set run.steps=${STEPS} --set output.dir=a)
-if(DEFINED CRASH_AT)
+macro(run_uninterrupted)
+  run_driver("A: ${NP_FIRST} ranks, steps 0 -> ${STEPS}" ON
+    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common} ${extra}
+    --set run.steps=${STEPS} --set output.dir=a)
+endmacro()
+set(extra "")
+if(DEFINED SIGNAL)
+  # No checkpoint, output or progress step to stop at: only the agreement
+  # on signals bounds the chunks of steps (and no tolerance ends the run).
+  set(extra --set run.tolerance=0 --set output.checkpoint_every=0)
+  execute_process(
+    COMMAND "${PYTHON}" "${SIGNAL_STOP}" --signal ${SIGNAL} --expect-rc ${SIGNAL_RC}
+            --summary "b/${name}.summary.json" --step-file stopped_step --
+            "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" ${common} ${extra}
+            --set run.steps=1000000000 --set run.residual_every=1000000000 --set output.dir=b
+    WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 180)
+  message("--- B: ${NP_FIRST} ranks, stopped by SIG${SIGNAL}: exit ${rc}\n${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "FAILED: the stop by SIG${SIGNAL}")
+  endif()
+  file(READ "${WORK}/stopped_step" CHECKPOINT)
+  math(EXPR STEPS "${CHECKPOINT} + ${STEPS}")
+  run_uninterrupted()
+else()
+  run_uninterrupted()
+endif()
+if(DEFINED SIGNAL)
+elseif(DEFINED CRASH_AT)
   run_driver("B: ${NP_FIRST} ranks, killed while writing the checkpoint of step ${CRASH_AT}" OFF
     "${CMAKE_COMMAND}" -E env ISOSTENCIL_TEST_ABORT_CHECKPOINT=${CRASH_AT}
     "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}

@@ -68,7 +68,9 @@ int run_driver(int argc, char** argv, const cli::MpiContext& mpi, const Program&
       "  " + name + " plan --offsets \"1,0,0;0,1,1\" --rounds\n"
       "  mpirun -np 2 " + name + " demo --iterations 100\n"
       "Kokkos' own flags (--kokkos-num-threads=N, --kokkos-device-id=N, ...; "
-      "--kokkos-help lists them) and KOKKOS_* variables go to Kokkos, for any subcommand.");
+      "--kokkos-help lists them) and KOKKOS_* variables go to Kokkos, for any subcommand.\n"
+      "Exit codes: 0 success, 1 a solution or check does not validate, 2 bad input, "
+      "3 `run` stopped by a signal (checkpoint written; run --help).");
 
   std::vector<std::unique_ptr<Command>> commands;
   commands.push_back(make_plan_command(app));

@@ -9,9 +9,14 @@
 // written. The same holds for --restart problems and an unwritable
 // output.dir. Other failures (a kernel error on one rank only) abort the job
 // through main.cpp (MPI_Abort), so no rank is left waiting.
+//
+// Signals (signals.hpp): while `run` runs, SIGTERM, SIGINT, SIGUSR1, SIGUSR2
+// and SIGXCPU stop the run at a step every rank agrees on, with a checkpoint
+// there and exit code 3 (driver::stopped_exit_code).
 #include "command.hpp"
 #include "isostencil/driver/driver.hpp"
 #include "isostencil/driver/run.hpp"
+#include "isostencil/driver/signals.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
 #include "isostencil/deck/checks.hpp"
@@ -56,12 +61,18 @@ public:
         "  mpirun -np 2 isostencil run                                  # the default deck\n"
         "  mpirun -np 2 isostencil run inputs/life_2d_gun.toml --set run.steps=300\n"
         "  mpirun -np 3 isostencil run --restart output/jacobi_2d_5pt.checkpoint.h5\n"
-        "Deck keys and defaults: README \"Input decks\", or isostencil check --keys.");
+        "Deck keys and defaults: README \"Input decks\", or isostencil check --keys.\n"
+        "Exit codes: 0 the solution validates, 1 it does not, 2 bad input (nothing ran),\n"
+        "3 stopped by SIGTERM, SIGINT, SIGUSR1, SIGUSR2 or SIGXCPU: every rank stops at the\n"
+        "same step, writes a checkpoint there and the summary (\"stopped\" in its JSON); a\n"
+        "second signal 3 s later ends the run at once. README \"Signals, time limits and restarts\".");
   }
 
   int run(const MpiContext& mpi) override {
     std::optional<driver::KokkosScope> kokkos;
     start_kokkos(kokkos);
+    // Signals stop the time loop at a step all ranks agree on (signals.hpp).
+    const driver::StopSignals stop_signals;
     try {
       return run_deck(mpi);
     } catch (const deck::DeckError& error) {

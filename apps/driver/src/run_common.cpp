@@ -120,8 +120,11 @@ void print_progress(const Setup& setup, long step, const Metric& metric, double 
   const int width = static_cast<int>(std::to_string(last).size());
   std::string line = fmt::format("step {:>{}}/{}  {}", step, width, last, metric.text);
   if (seconds_per_step > 0)
-    line += fmt::format("  {}/step  halo {:.0f}%  ETA {}", seconds_text(seconds_per_step),
-                        100.0 * halo_share, eta_seconds <= 0 ? "0 s" : seconds_text(eta_seconds));
+    // With a tolerance the run may converge before run.steps: the time to
+    // run.steps is then only an upper bound ("ETA <= ...").
+    line += fmt::format("  {}/step  halo {:.0f}%  ETA {}{}", seconds_text(seconds_per_step),
+                        100.0 * halo_share, setup.deck->run.tolerance > 0 ? "<= " : "",
+                        eta_seconds <= 0 ? "0 s" : seconds_text(eta_seconds));
   std::cout << line << "\n" << std::flush;
 }
 
@@ -160,6 +163,11 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
                    {"requested", report.steps_requested},
                    {"run", steps}};
   json["converged"] = report.converged;
+  json["stopped"] = report.stopped_signal != 0
+                        ? nlohmann::ordered_json{{"signal", stop_signal_name(report.stopped_signal)},
+                                                 {"step", report.last_step},
+                                                 {"checkpoint", report.checkpoint_path}}
+                        : nlohmann::ordered_json();
   const auto metric_json = [](const Metric& metric) {
     nlohmann::ordered_json value = {
         {"name", metric.name}, {"value", metric.value}, {"text", metric.text}};
@@ -230,7 +238,11 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
         "  halo     requested {}, ran {}; {}\n", report.algorithm_requested,
         report.algorithm_chosen,
         report.validations == 0
-            ? std::string("not validated (halo.validate_every = 0)")
+            ? (deck.halo.validate_every == 0
+                   ? std::string("not validated (halo.validate_every = 0)")
+                   : fmt::format("no validation in this segment (no step in {} -> {} is a multiple "
+                                 "of halo.validate_every = {})",
+                                 report.first_step, report.last_step, deck.halo.validate_every))
             : fmt::format("{} validation{} against the naive exchange, {} ({} ghost cells)",
                           report.validations, report.validations == 1 ? "" : "s",
                           report.validation_ok ? "all matched" : "MISMATCH",
@@ -262,8 +274,20 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
       quiet_text += out.substr(out.rfind("Solution"));
       out = quiet_text;
     }
+    if (setup.restart && steps == 0)
+      out += fmt::format("warning: the restart ran no steps: {} (--set run.steps=N to go on)\n",
+                         report.converged
+                             ? "the checkpoint's state at step " + std::to_string(report.first_step) +
+                                   " has converged already"
+                             : "the checkpoint is at step " + std::to_string(report.first_step) +
+                                   " = run.steps");
+    if (report.stopped_signal != 0)
+      out += fmt::format("stopped by {} at step {}: checkpoint {}; restart with --restart {}\n",
+                         stop_signal_name(report.stopped_signal), report.last_step,
+                         report.checkpoint_path, report.checkpoint_path);
     (report.validates() ? std::cout : std::cerr) << out << std::flush;
   }
+  if (report.stopped_signal != 0) return stopped_exit_code;
   return report.validates() ? 0 : 1;
 }
 

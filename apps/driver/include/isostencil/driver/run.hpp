@@ -20,6 +20,7 @@
 #pragma once
 
 #include "isostencil/driver/context.hpp"
+#include "isostencil/driver/signals.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
 #include "isostencil/core/grid.hpp"
@@ -170,6 +171,7 @@ struct Report {
   std::vector<long> checkpoint_steps;
   std::string h5_path, xmf_path, xdmf_note, checkpoint_path, summary_path;
   std::vector<Check> checks;
+  int stopped_signal = 0;  ///< the signal the ranks agreed to stop on (0: ran to the end)
   bool validates() const {
     if (!validation_ok) return false;
     for (const Check& check : checks)
@@ -185,8 +187,21 @@ void print_header(const Setup& setup, const core::Decomposition& decomposition,
 /// One progress line (rank 0): step, metric, time per step, halo share, ETA.
 void print_progress(const Setup& setup, long step, const Metric& metric, double seconds_per_step,
                     double halo_share, double eta_seconds);
-/// The summary (rank 0) and its JSON file; returns the exit code.
+/// The summary (rank 0) and its JSON file; returns the exit code
+/// (stopped_exit_code for a run stopped by a signal).
 int finish(const Setup& setup, const core::Decomposition& decomposition, Report& report);
+
+/// Chunks of steps between stop-signal agreements are capped so the ranks
+/// agree at least every stop_check_seconds of wall time: the cap is that
+/// time over the slowest rank's time per step in the last chunk (agreed in
+/// the same reduction, so every rank uses the same cap), starting at 1 step
+/// and growing at most 8-fold a chunk.
+inline constexpr double stop_check_seconds = 0.5;
+inline long next_stop_cap(long cap, long steps, double max_seconds) {
+  const double per_step = max_seconds / static_cast<double>(std::max(1L, steps));
+  const double fit = per_step > 0 ? stop_check_seconds / per_step : 8.0 * static_cast<double>(cap);
+  return std::max(1L, static_cast<long>(std::min(fit, 8.0 * static_cast<double>(cap))));
+}
 
 /// The time loop (collective).
 template <class Model>
@@ -264,6 +279,8 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
   // stopped the run that wrote a checkpoint at this step.
   bool stop = metric.converged && step % deck.run.residual_every == 0;
   report.converged = stop;
+  long measured = step;  // the step `metric` belongs to
+  long stop_cap = 1;     // steps per chunk between stop-signal agreements (next_stop_cap)
   while (step < last && !stop) {
     // Validation precedes the exchange of step `step` (steps 0, N, 2N, ...).
     if (deck.halo.validate_every > 0 && step % deck.halo.validate_every == 0) {
@@ -280,21 +297,29 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
         break;
       }
     }
-    long next = last;
+    long next = std::min(last, step + stop_cap);
     for (const long every : {deck.run.residual_every, deck.output.format == "hdf5" ? deck.output.every : 0L,
                              deck.output.checkpoint_every, deck.halo.validate_every})
       if (every > 0) next = std::min(next, next_multiple(step, every));
+    const double advance_start = MPI_Wtime();
     const kernels::UpdateTimes times = model.advance(next - step);
+    const double advance_seconds = MPI_Wtime() - advance_start;
     kernel_seconds += times.kernel;
     halo_seconds += times.halo;
     chunk_kernel += times.kernel;
     chunk_halo += times.halo;
+    const long chunk_steps = next - step;
     step = next;
     inject_fault(setup, step, "step");
+    // Stop signals: every rank learns at this step whether any rank got one.
+    double max_seconds = 0;
+    const int stop_signal = stop_agreed(decomposition.comm(), advance_seconds, max_seconds);
+    stop_cap = next_stop_cap(stop_cap, chunk_steps, max_seconds);
 
     if (step % deck.run.residual_every == 0 || step == last) {
       t0 = MPI_Wtime();
       metric = model.measure(step);
+      measured = step;
       measure_seconds += MPI_Wtime() - t0;
       const double now = MPI_Wtime();
       const double per_step = (now - chunk_start) / static_cast<double>(std::max(1L, step - chunk_first));
@@ -315,6 +340,21 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
     if (series && deck.output.every > 0 && step % deck.output.every == 0) write_output(step);
     if (deck.output.checkpoint_every > 0 && step % deck.output.checkpoint_every == 0)
       write_checkpoint(step);
+    if (stop_signal != 0 && step < last && !stop) {
+      // Stop here: the state of this step as the final output (below), a
+      // checkpoint to restart from, the measurement the summary reports.
+      test_stop_delay();
+      report.stopped_signal = stop_signal;
+      if (report.checkpoint_steps.empty() || report.checkpoint_steps.back() != step)
+        write_checkpoint(step);
+      if (measured != step) {
+        t0 = MPI_Wtime();
+        metric = model.measure(step);
+        measure_seconds += MPI_Wtime() - t0;
+        metric.converged = false;  // not a measuring step: the run would have gone on
+      }
+      break;
+    }
   }
   if (series && last_output != step && report.validation_ok) write_output(step);
   if (series) {
