@@ -209,9 +209,10 @@ void CheckpointReader::read_block(const std::string& name, ElementType type,
   // Every rank sees the same file: the verdicts below agree without messages.
   if (!file_.exists(name))
     throw CheckpointError("checkpoint " + path + ": dataset " + name +
-                          " is missing (the file holds fields " +
+                          " is missing (the checkpoint lists fields " +
                           fmt::format("{}", fmt::join(info_.fields, ", ")) + " of a " + info_.kernel +
-                          " run): restart from a checkpoint this kernel wrote");
+                          " run): the file is damaged, or another kernel wrote it; restart from "
+                          "a checkpoint of this kernel");
   const std::vector<long> extent = file_.extent(name);
   if (extent != slab.global_extent)
     throw CheckpointError("checkpoint " + path + ": dataset " + name + " has " +
