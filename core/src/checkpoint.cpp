@@ -218,7 +218,7 @@ void CheckpointReader::read_block(const std::string& name, ElementType type,
     throw CheckpointError("checkpoint " + path + ": dataset " + name + " has " +
                           fmt::format("{}", fmt::join(extent, "x")) + " cells, the run needs " +
                           fmt::format("{}", fmt::join(slab.global_extent, "x")) +
-                          ": the file does not match its own global_extent attribute; it is damaged");
+                          ": it was written for another grid (or is damaged)");
   if (file_.element_type(name) != type)
     throw CheckpointError("checkpoint " + path + ": dataset " + name + " holds " +
                           to_string(file_.element_type(name)) + " values, the kernel's field is " +
