@@ -26,7 +26,7 @@ NAME=$(basename "$DECK" .toml)
 WRITER_NP=$((NP == 1 ? 2 : 1))
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 failures=0
-fail() { echo "FAILED: $*"; failures=$((failures + 1)); }
+fail() { echo "FAILED: $*"; failures=$((failures + 1)); }  # the script exits 1 then
 
 # Each rank reports its own exit code (mpiexec would cut the others short).
 WRAPPER='"$0" "$@"; echo "[rank-exit ${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}} code $?]"; exit 0'
