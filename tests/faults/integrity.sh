@@ -83,6 +83,7 @@ with h5py.File(path, 'r+') as f:
     elif edit == 'nonfinite':  # the first in row-major order is (5, 17)
         data[11, 3] = np.nan
         data[5, 17] = -np.inf
+        data[20, 2] = np.nan  # on the second rank of a 2x1 decomposition
         u[...] = data
         u.attrs['checksum'] = np.bytes_(checksum(data))
     elif edit == 'strip':
@@ -131,6 +132,23 @@ expect nonfinite "NON-FINITE VALUE at step 20: field u: -inf at global index \(5
 grep -q "warning" nonfinite.err && fail "nonfinite: the recomputed checksum was not accepted"
 grep -q "Solution validates" nonfinite.out nonfinite.err && fail "nonfinite: the run claims success"
 [ -e "nonfinite/$NAME.checkpoint.h5" ] && fail "nonfinite: a checkpoint of non-finite data was written"
+# Without the finite check every check involving the NaN still fails.
+restart unchecked 1 nonfinite.h5 --set output.dir=unchecked --set run.check_finite_every=0
+expect unchecked "residual finite FAILED \(max nan\)"
+expect unchecked "residual not increased FAILED"
+grep -q "NON-FINITE" unchecked.out unchecked.err && fail "unchecked: the finite check ran although off"
+grep -q "Solution validates" unchecked.out unchecked.err && fail "unchecked: the run claims success"
+
+# Field statistics propagate NaN: advection's mass and extrema checks fail.
+ADVECTION=$(dirname "$DECK")/advection_2d.toml
+"$MPIEXEC" -n $WRITER_NP "${PREFLAGS[@]}" "$EXE" run "$ADVECTION" --quiet --set grid.extent=24,20 \
+  --set run.steps=20 --set output.checkpoint_every=20 --set output.format=none \
+  --set output.dir=advection > advection.log 2>&1 || { cat advection.log; fail "the advection run failed"; }
+cp advection/advection_2d.checkpoint.h5 advection.h5 && "$PYTHON" checksum.py advection.h5 nonfinite
+restart advection 1 advection.h5 --set run.check_finite_every=0 --set output.dir=advection_restart
+expect advection "mass conserved FAILED"
+expect advection "monotone \(no new extrema\) FAILED"
+grep -q "Solution validates" advection.out advection.err && fail "advection: the run claims success"
 
 if [ $failures -gt 0 ]; then echo "FAILED ($failures)"; exit 1; fi
 echo "PASSED"
