@@ -1,6 +1,6 @@
 // Parallel HDF5 files: the MPI-IO driver, collective hyperslab transfers,
 // attributes, and HDF5 errors turned into iso::Error in the user's terms:
-// "rank 0: out/run.h5: cannot write dataset /step_000010/u: file write
+// "out/run.h5: cannot write dataset /step_000010/u: file write
 // failed (...): is the disk full, or a file size limit (ulimit -f) set?".
 // Each public member names what it is doing (an Operation), and the
 // message keeps the innermost reasons of HDF5's error stack (the MPI-IO or
@@ -101,10 +101,8 @@ std::string advice_for(const std::string& reason) {
   function = function.substr(0, function.find('('));
   std::string advice = advice_for(reason);
   if (advice.empty()) advice = current_operation.advice;
-  int rank = 0, initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  throw iso::Error("rank " + std::to_string(rank) + ": " + path + ": cannot " +
+  // No rank here: the driver's "error on rank R" and agree_on_errors say it.
+  throw iso::Error(path + ": cannot " +
                        (current_operation.what.empty() ? std::string("access the file")
                                                        : current_operation.what) +
                        ": " + reason + (advice.empty() ? "" : "; " + advice) + " (HDF5 " +
