@@ -1,5 +1,10 @@
 // Parallel HDF5 files: the MPI-IO driver, collective hyperslab transfers,
-// attributes, and HDF5 errors turned into iso::Error naming the file.
+// attributes, and HDF5 errors turned into iso::Error in the user's terms:
+// "out/run.h5: cannot write dataset /step_000010/u: file write
+// failed (...): is the disk full, or a file size limit (ulimit -f) set?".
+// Each public member names what it is doing (an Operation), and the
+// message keeps the innermost reasons of HDF5's error stack (the MPI-IO or
+// system error), not the C calls.
 #include "isostencil/core/output.hpp"
 
 #include "iso/error.hpp"
@@ -16,6 +21,8 @@
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace isostencil::core {
 
@@ -33,32 +40,73 @@ void silence_hdf5() {
 
 herr_t collect_error(unsigned, const H5E_error2_t* error, void* data) {
   auto* entries = static_cast<std::vector<std::string>*>(data);
-  entries->push_back(std::string(error->func_name ? error->func_name : "?") + ": " +
-                     (error->desc ? error->desc : "(no description)"));
+  entries->push_back(error->desc ? error->desc : "");
   return 0;
 }
 
-[[noreturn]] void throw_hdf5_error(const char* call, const std::string& path, const char* file,
-                                   int line) {
+/// What the H5File member on this thread is doing ("write dataset /u"), and
+/// the advice for when it fails.
+struct OperationText {
+  std::string what, advice;
+};
+thread_local OperationText current_operation;
+
+/// Names the operation of a scope (restores the enclosing one on exit).
+class Operation {
+public:
+  Operation(std::string what, std::string advice = "")
+      : saved_(std::exchange(current_operation, OperationText{std::move(what), std::move(advice)})) {}
+  Operation(const Operation&) = delete;
+  Operation& operator=(const Operation&) = delete;
+  ~Operation() { current_operation = std::move(saved_); }
+
+private:
+  OperationText saved_;
+};
+
+/// Advice for reasons that say enough by themselves.
+std::string advice_for(const std::string& reason) {
+  if (reason.find("file signature not found") != std::string::npos)
+    return "it is not an HDF5 file (or it was cut short)";
+  if (reason.find("MPI_ERR_NO_SUCH_FILE") != std::string::npos ||
+      reason.find("No such file") != std::string::npos)
+    return "the file or its directory does not exist";
+  if (reason.find("MPI_ERR_ACCESS") != std::string::npos ||
+      reason.find("ermission denied") != std::string::npos ||
+      reason.find("not permitted") != std::string::npos)
+    return "permission denied: check that the directory is writable (or the file readable)";
+  if (reason.find("MPI_ERR_NO_SPACE") != std::string::npos ||
+      reason.find("No space") != std::string::npos ||
+      reason.find("too large") != std::string::npos ||
+      reason.find("write failed") != std::string::npos)
+    return "is the disk full, or a file size limit (ulimit -f) or quota reached?";
+  return "";
+}
+
+[[noreturn]] void throw_hdf5_error(const char* call, const std::string& path, const char*, int) {
   std::vector<std::string> entries;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_error, &entries);
   H5Eclear2(H5E_DEFAULT);
   // The outermost entries say what failed, the innermost why (the MPI-IO or
-  // system error of a full disk, say): keep both ends of a deep stack.
-  std::string stack;
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (i == 3 && entries.size() > 5) {
-      stack += "; ...";
-      i = entries.size() - 2;
-    }
-    stack += (stack.empty() ? "" : "; ") + entries[i];
-  }
-  int rank = 0, initialized = 0;
-  MPI_Initialized(&initialized);
-  if (initialized) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  throw iso::Error("rank " + std::to_string(rank) + ": HDF5 call " + call + " failed on \"" + path +
-                       "\" (" + file + ":" + std::to_string(line) +
-                       "): " + (stack.empty() ? "no HDF5 error message" : stack),
+  // system error of a full disk, say): the last two reasons, without repeats.
+  std::vector<std::string> reasons;
+  for (auto entry = entries.rbegin(); entry != entries.rend() && reasons.size() < 2; ++entry)
+    if (!entry->empty() && std::find(reasons.begin(), reasons.end(), *entry) == reasons.end())
+      reasons.insert(reasons.begin(), *entry);
+  std::string reason;
+  for (const std::string& text : reasons) reason += (reason.empty() ? "" : ": ") + text;
+  if (reason.empty()) reason = "HDF5 gave no reason";
+  // The HDF5 function, for a bug report: "H5Dwrite", not the whole call.
+  std::string function(call);
+  function = function.substr(0, function.find('('));
+  std::string advice = advice_for(reason);
+  if (advice.empty()) advice = current_operation.advice;
+  // No rank here: the driver's "error on rank R" and agree_on_errors say it.
+  throw iso::Error(path + ": cannot " +
+                       (current_operation.what.empty() ? std::string("access the file")
+                                                       : current_operation.what) +
+                       ": " + reason + (advice.empty() ? "" : "; " + advice) + " (HDF5 " +
+                       function + ")",
                    MPI_ERR_IO);
 }
 
@@ -124,6 +172,10 @@ H5File::H5File(MPI_Comm comm, const std::string& path, Mode mode) : path_(path) 
   int rank = 0;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_split(comm, 0, rank, &comm_));
+  const Operation operation(
+      mode == Mode::create ? "create the file" : mode == Mode::read ? "open the file" : "reopen the file",
+      mode == Mode::create ? "check that its directory exists and is writable"
+                           : "check the path (an HDF5 file isostencil wrote)");
   try {
     Handle access(ISO_H5_CHECK(H5Pcreate(H5P_FILE_ACCESS)), H5Pclose);
     ISO_H5_CHECK(H5Pset_fapl_mpio(access, comm_, MPI_INFO_NULL));
@@ -173,6 +225,8 @@ H5File::~H5File() {
 }
 
 void H5File::close() {
+  const Operation operation("close the file (the last writes reach the disk here)",
+                            "is the disk full, or a quota reached?");
   if (file_ >= 0) {
     const hid_t file = file_;
     file_ = -1;
@@ -185,7 +239,10 @@ void H5File::close() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void H5File::flush() { ISO_H5_CHECK(H5Fflush(file_, H5F_SCOPE_GLOBAL)); }
+void H5File::flush() {
+  const Operation operation("flush the file", "is the disk full, or a quota reached?");
+  ISO_H5_CHECK(H5Fflush(file_, H5F_SCOPE_GLOBAL));
+}
 
 namespace {
 /// Copies the block [start, start + count) of a row-major array of extent
@@ -217,6 +274,7 @@ std::size_t element_size(ElementType type) { return type == ElementType::float64
 
 void H5File::write(const std::string& name, ElementType type, const Hyperslab& slab,
                    const void* data) {
+  const Operation operation("write dataset " + name, "is the disk full, or a quota reached?");
   const int dims = static_cast<int>(slab.global_extent.size());
   // The block goes to HDF5 contiguous (packed here, ghosts left out), so
   // MPI-IO sees a contiguous memory side.
@@ -256,18 +314,19 @@ void H5File::read(const std::string& name, ElementType type, const Hyperslab& sl
   const int dims = static_cast<int>(slab.global_extent.size());
   std::string error;
   if (!exists(name)) {
-    error = "dataset " + name + " does not exist";
+    error = "dataset " + name + " is missing";
   } else {
     const std::vector<long> have = extent(name);
     if (have != slab.global_extent)
       error = "dataset " + name + " has extent (" + fmt::format("{}", fmt::join(have, ", ")) + "), expected (" +
-              fmt::format("{}", fmt::join(slab.global_extent, ", ")) + ")";
+              fmt::format("{}", fmt::join(slab.global_extent, ", ")) + "): it was written for another grid";
     else if (element_type(name) != type)
       error = std::string("dataset ") + name + " holds " + to_string(element_type(name)) +
-              ", expected " + to_string(type);
+              " values, expected " + to_string(type);
   }
   // Every rank sees the same file, so every rank reaches the same verdict.
-  if (!error.empty()) throw iso::Error("isostencil::core::H5File::read: " + path_ + ": " + error);
+  if (!error.empty()) throw iso::Error(path_ + ": " + error);
+  const Operation operation("read dataset " + name, "the file may be damaged");
   const std::vector<hsize_t> offset = to_hsize(slab.global_offset), count = to_hsize(slab.count),
                              memory = to_hsize(slab.memory_extent),
                              start = to_hsize(slab.memory_start);
@@ -285,6 +344,7 @@ void H5File::read(const std::string& name, ElementType type, const Hyperslab& sl
 
 bool H5File::exists(const std::string& name) const {
   if (name == "/" || name.empty()) return true;
+  const Operation operation("look up " + name, "the file may be damaged");
   // Check each prefix: H5Lexists fails when an intermediate group is missing.
   std::size_t position = 0;
   while (position != std::string::npos) {
@@ -297,6 +357,7 @@ bool H5File::exists(const std::string& name) const {
 }
 
 std::vector<long> H5File::extent(const std::string& name) const {
+  const Operation operation("read the extent of dataset " + name, "the file may be damaged");
   Handle dataset(ISO_H5_CHECK(H5Dopen2(file_, name.c_str(), H5P_DEFAULT)), H5Dclose);
   Handle space(ISO_H5_CHECK(H5Dget_space(dataset)), H5Sclose);
   const int dims = ISO_H5_CHECK(H5Sget_simple_extent_ndims(space));
@@ -306,17 +367,19 @@ std::vector<long> H5File::extent(const std::string& name) const {
 }
 
 ElementType H5File::element_type(const std::string& name) const {
+  const Operation operation("read the type of dataset " + name, "the file may be damaged");
   Handle dataset(ISO_H5_CHECK(H5Dopen2(file_, name.c_str(), H5P_DEFAULT)), H5Dclose);
   Handle type(ISO_H5_CHECK(H5Dget_type(dataset)), H5Tclose);
   const H5T_class_t type_class = H5Tget_class(type);
   const std::size_t size = H5Tget_size(type);
   if (type_class == H5T_FLOAT && size == 8) return ElementType::float64;
   if (type_class == H5T_INTEGER && size == 1) return ElementType::uint8;
-  throw iso::Error("isostencil::core::H5File::element_type: " + path_ + ": dataset " + name +
-                   " holds neither float64 nor uint8");
+  throw iso::Error(path_ + ": dataset " + name +
+                   " holds neither float64 nor uint8 values: not a file isostencil wrote");
 }
 
 std::vector<std::string> H5File::list(const std::string& group) const {
+  const Operation operation("list group " + group, "the file may be damaged");
   std::vector<std::string> names;
   Handle handle(ISO_H5_CHECK(H5Gopen2(file_, group.c_str(), H5P_DEFAULT)), H5Gclose);
   ISO_H5_CHECK(H5Literate(handle, H5_INDEX_NAME, H5_ITER_INC, nullptr, collect_link, &names));
@@ -325,6 +388,7 @@ std::vector<std::string> H5File::list(const std::string& group) const {
 
 void H5File::create_group(const std::string& name) {
   if (exists(name)) return;
+  const Operation operation("create group " + name);
   Handle link_create(ISO_H5_CHECK(H5Pcreate(H5P_LINK_CREATE)), H5Pclose);
   ISO_H5_CHECK(H5Pset_create_intermediate_group(link_create, 1));
   Handle group(ISO_H5_CHECK(H5Gcreate2(file_, name.c_str(), link_create, H5P_DEFAULT, H5P_DEFAULT)),
@@ -332,6 +396,7 @@ void H5File::create_group(const std::string& name) {
 }
 
 void H5File::remove(const std::string& name) {
+  const Operation operation("delete " + name);
   if (exists(name)) ISO_H5_CHECK(H5Ldelete(file_, name.c_str(), H5P_DEFAULT));
 }
 
@@ -356,6 +421,7 @@ void write_attribute(hid_t file, const std::string& path, const std::string& obj
 
 void H5File::set_attribute(const std::string& object, const std::string& name,
                            const std::string& value) {
+  const Operation operation("write attribute " + object + "@" + name);
   Handle type(ISO_H5_CHECK(H5Tcopy(H5T_C_S1)), H5Tclose);
   ISO_H5_CHECK(H5Tset_size(type, std::max<std::size_t>(1, value.size())));
   ISO_H5_CHECK(H5Tset_strpad(type, H5T_STR_NULLPAD));
@@ -365,18 +431,21 @@ void H5File::set_attribute(const std::string& object, const std::string& name,
 }
 
 void H5File::set_attribute(const std::string& object, const std::string& name, long value) {
+  const Operation operation("write attribute " + object + "@" + name);
   Handle space(ISO_H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
   const std::int64_t converted = value;
   write_attribute(file_, path_, object, name, H5T_STD_I64LE, H5T_NATIVE_INT64, space, &converted);
 }
 
 void H5File::set_attribute(const std::string& object, const std::string& name, double value) {
+  const Operation operation("write attribute " + object + "@" + name);
   Handle space(ISO_H5_CHECK(H5Screate(H5S_SCALAR)), H5Sclose);
   write_attribute(file_, path_, object, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, space, &value);
 }
 
 void H5File::set_attribute(const std::string& object, const std::string& name,
                            const std::vector<long>& value) {
+  const Operation operation("write attribute " + object + "@" + name);
   const hsize_t size = value.size();
   Handle space(ISO_H5_CHECK(H5Screate_simple(1, &size, nullptr)), H5Sclose);
   const std::vector<std::int64_t> converted(value.begin(), value.end());
@@ -386,17 +455,20 @@ void H5File::set_attribute(const std::string& object, const std::string& name,
 
 bool H5File::has_attribute(const std::string& object, const std::string& name) const {
   if (!exists(object)) return false;
+  const Operation operation("look up attribute " + object + "@" + name, "the file may be damaged");
   return ISO_H5_CHECK(H5Aexists_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT)) > 0;
 }
 
 std::string H5File::string_attribute(const std::string& object, const std::string& name) const {
+  const Operation operation("read attribute " + object + "@" + name,
+                            "missing or of another type: not a file this isostencil wrote?");
   Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
                                                 H5P_DEFAULT)),
                    H5Aclose);
   Handle type(ISO_H5_CHECK(H5Aget_type(attribute)), H5Tclose);
   if (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(type) > 0)
-    throw iso::Error("isostencil::core::H5File: " + path_ + ": attribute " + object + "@" + name +
-                     " is not a fixed-length string");
+    throw iso::Error(path_ + ": attribute " + object + "@" + name +
+                     " is not a fixed-length string: not a file isostencil wrote");
   std::string value(H5Tget_size(type), '\0');
   ISO_H5_CHECK(H5Aread(attribute, type, value.data()));
   value.erase(std::find(value.begin(), value.end(), '\0'), value.end());
@@ -404,6 +476,8 @@ std::string H5File::string_attribute(const std::string& object, const std::strin
 }
 
 long H5File::long_attribute(const std::string& object, const std::string& name) const {
+  const Operation operation("read attribute " + object + "@" + name,
+                            "missing or of another type: not a file this isostencil wrote?");
   Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
                                                 H5P_DEFAULT)),
                    H5Aclose);
@@ -413,6 +487,8 @@ long H5File::long_attribute(const std::string& object, const std::string& name) 
 }
 
 double H5File::double_attribute(const std::string& object, const std::string& name) const {
+  const Operation operation("read attribute " + object + "@" + name,
+                            "missing or of another type: not a file this isostencil wrote?");
   Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
                                                 H5P_DEFAULT)),
                    H5Aclose);
@@ -423,6 +499,8 @@ double H5File::double_attribute(const std::string& object, const std::string& na
 
 std::vector<long> H5File::longs_attribute(const std::string& object,
                                           const std::string& name) const {
+  const Operation operation("read attribute " + object + "@" + name,
+                            "missing or of another type: not a file this isostencil wrote?");
   Handle attribute(ISO_H5_CHECK(H5Aopen_by_name(file_, object.c_str(), name.c_str(), H5P_DEFAULT,
                                                 H5P_DEFAULT)),
                    H5Aclose);

@@ -191,6 +191,9 @@ Residual reduce_residual(MPI_Comm comm, const ResidualSums& local, long sweep) {
   double max = local.max_abs;
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_DOUBLE, MPI_SUM, comm));
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &max, 1, MPI_DOUBLE, MPI_MAX, comm));
+  // MPI_MAX may drop a NaN (its comparison is false); the sum of squares is
+  // NaN exactly when some residual is, so the max says so too.
+  if (std::isnan(sum)) max = sum;
   return Residual{sweep, std::sqrt(sum), max};
 }
 

@@ -14,6 +14,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include <sstream>
 #include <string>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -267,10 +269,35 @@ TEST(IoReadback, CheckpointReadsBackOnAnotherDecompositionAndReplacesAtomically)
   bool threw = false;
   try {
     reader.read("u", other, wrong);
-  } catch (const iso::Error& error) {
-    threw = std::string(error.what()).find("has extent (11, 10), expected (12, 10)") != std::string::npos;
+  } catch (const core::CheckpointError& error) {
+    threw = std::string(error.what()).find("dataset /state/u has 11x10 cells, the run needs 12x10") !=
+            std::string::npos;
   }
   EXPECT_TRUE(iso_test::all_ranks(threw));
+}
+
+TEST(IoReadback, CheckpointChecksumDoesNotDependOnTheTiling) {
+  // A 5x7 array hashed whole, and as the sum of its row-major tiles of any
+  // shape: the same value; one changed bit changes it.
+  std::vector<double> values(35);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = 0.1 * static_cast<double>(i * i) - 3.0;
+  const auto slab = [](long r0, long c0, long rows, long cols) {
+    return core::Hyperslab{{5, 7}, {r0, c0}, {rows, cols}, {5, 7}, {r0, c0}};
+  };
+  const std::uint64_t whole = core::checkpoint_checksum(core::ElementType::float64, slab(0, 0, 5, 7),
+                                                        values.data());
+  std::uint64_t tiled = 0;
+  for (const auto& [r0, rows] : {std::pair{0L, 2L}, std::pair{2L, 3L}})
+    for (const auto& [c0, cols] : {std::pair{0L, 4L}, std::pair{4L, 3L}})
+      tiled += core::checkpoint_checksum(core::ElementType::float64, slab(r0, c0, rows, cols),
+                                         values.data());
+  EXPECT_EQ(whole, tiled);
+  // The values swapped between two cells: the index is part of the hash.
+  std::swap(values[3], values[17]);
+  EXPECT_NE(whole, core::checkpoint_checksum(core::ElementType::float64, slab(0, 0, 5, 7), values.data()));
+  std::swap(values[3], values[17]);
+  values[20] = std::nextafter(values[20], 1e9);
+  EXPECT_NE(whole, core::checkpoint_checksum(core::ElementType::float64, slab(0, 0, 5, 7), values.data()));
 }
 
 TEST(IoReadback, MissingCheckpointIsAnErrorOnEveryRank) {
@@ -278,7 +305,8 @@ TEST(IoReadback, MissingCheckpointIsAnErrorOnEveryRank) {
   try {
     core::CheckpointReader reader(MPI_COMM_WORLD, "/nonexistent/x.checkpoint.h5");
   } catch (const iso::Error& error) {
-    threw = std::string(error.what()).find("cannot read /nonexistent/x.checkpoint.h5") != std::string::npos;
+    threw = std::string(error.what()).find("checkpoint /nonexistent/x.checkpoint.h5: cannot read it: "
+                                           "No such file or directory") != std::string::npos;
   }
   EXPECT_TRUE(iso_test::all_ranks(threw));
 }

@@ -101,6 +101,12 @@ grep -q "signal 25\|File size limit" fault/run.log && fail "a rank was killed by
 grep -Eq "error on rank [0-9]+: .*(rank [0-9]+|out/)" fault/run.log ||
   fail "no error message naming the rank and the file"
 grep -q "Solution validates" fault/run.log && fail "the run claims success"
+# HDF5 errors in the user's terms: the file, what could not be done, why.
+grep -q "HDF5 call" fault/run.log && fail "an HDF5 error names internal calls"
+if [ "$CASE" != read_only ]; then
+  grep -Eq "error on rank [0-9]+: out/[^ ]+: cannot (create the file|write dataset|close the file|flush the file)" fault/run.log ||
+    fail "no HDF5 error naming the file and what could not be done"
+fi
 
 # The output as the faulty run left it: the XDMF file is complete and the
 # steps it lists before the fault hold the uninterrupted run's fields.

@@ -87,8 +87,9 @@ std::string Deck::effective_toml() const {
         << "\namplitude = " << real(init.amplitude) << "\n";
   out << "\n[run]\nsteps = " << run.steps << "\n";
   if (takes("run.tolerance")) out << "tolerance = " << real(run.tolerance) << "\n";
-  out << "residual_every = " << run.residual_every << "\noverlap = " << boolean(run.overlap)
-      << "\n";
+  out << "residual_every = " << run.residual_every
+      << "\ncheck_finite_every = " << run.check_finite_every
+      << "\noverlap = " << boolean(run.overlap) << "\n";
   out << "\n[halo]\nalgorithm = " << quoted(halo.algorithm)
       << "\nvalidate_every = " << halo.validate_every << "\nports = " << halo.ports
       << "\ntransport = " << quoted(halo.transport)

@@ -8,6 +8,7 @@
 #include "text.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace isostencil::deck::detail {
 
@@ -215,6 +216,11 @@ void DeckParser::read_values(const toml::table& root) {
     const auto wrong = [&](const std::string& what) {
       error_at(dotted, dotted + " must be " + what + ", not " + node_type_name(*node));
     };
+    // TOML has nan and inf; no deck number may be one (a run would carry it
+    // into every field it touches).
+    const auto not_finite = [&] {
+      error_at(dotted, dotted + " must be a finite number, not nan or inf");
+    };
     RawValue value;
     switch (entry.kind) {
       case Kind::integer:
@@ -228,6 +234,7 @@ void DeckParser::read_values(const toml::table& root) {
           value.floating = node->value<double>().value();
         else
           wrong("a number");
+        if (value.floating && !std::isfinite(*value.floating)) not_finite();
         break;
       case Kind::boolean:
         if (node->is_boolean())
@@ -281,6 +288,9 @@ void DeckParser::read_values(const toml::table& root) {
         } else {
           wrong(std::string("an array of ") + element + "s or one " + element);
         }
+        if (std::any_of(value.floats.begin(), value.floats.end(),
+                        [](double item) { return !std::isfinite(item); }))
+          not_finite();
         break;
       }
       case Kind::offsets: {

@@ -302,6 +302,8 @@ void DeckParser::resolve() {
                                   " is out of range; allowed: >= 0");
   d.run.residual_every = int_or("run.residual_every", 10);
   check_at_least("run.residual_every", d.run.residual_every, 1);
+  d.run.check_finite_every = int_or("run.check_finite_every", d.run.residual_every);
+  check_at_least("run.check_finite_every", d.run.check_finite_every, 0);
   const RawValue* overlap = raw("run.overlap");
   d.run.overlap = overlap && overlap->boolean ? *overlap->boolean : true;
 

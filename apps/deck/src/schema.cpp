@@ -92,6 +92,11 @@ std::vector<DeckKey> make_schema() {
        {{"kernel.name", {}}}},
       {"run", "residual_every", Kind::integer, "10", ">= 1",
        "measure the state (a residual, a count) and print a progress line every N steps", {}},
+      {"run", "check_finite_every", Kind::integer, "run.residual_every", ">= 0 (0: never)",
+       "check every N steps, and at the first and last step, that every field value is finite: "
+       "a NaN or infinity stops the run (exit code 1) naming the step, the field and the first "
+       "such cell's global index",
+       {}},
       {"run", "overlap", Kind::boolean, "true", "true, false",
        "update the cells that read no ghost while the halo exchange is in flight", {}},
       // [halo]

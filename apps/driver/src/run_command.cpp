@@ -79,6 +79,13 @@ public:
       // Every rank has the same error (see the file comment): rank 0 speaks.
       if (mpi.rank == 0) std::cerr << error.what() << "\nisostencil run: nothing was run\n";
       return 2;
+    } catch (const core::CheckpointError& error) {
+      // A damaged --restart checkpoint, found alike on every rank while the
+      // models read their state: before anything is computed or written.
+      if (mpi.rank == 0)
+        std::cerr << "--restart " << restart_path_ << ": error: " << error.what()
+                  << "\nisostencil run: nothing was run\n";
+      return 2;
     }
   }
 

@@ -206,6 +206,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
   for (const Check& check : report.checks)
     checks.push_back({{"name", check.name}, {"ok", check.ok}, {"detail", check.detail}});
   json["checks"] = checks;
+  json["non_finite"] = report.non_finite;
   json["validates"] = report.validates();
 
   std::string write_error;
@@ -222,6 +223,10 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
       out += fmt::format("HALO VALIDATION FAILED at exchange {} of {}: {}\n", report.validations,
                          deck.halo.validate_every, report.validation_message);
     }
+    if (!report.non_finite.empty())
+      out += fmt::format("NON-FINITE VALUE at {} (the first in global row-major order; run stopped, "
+                         "run.check_finite_every = {})\n",
+                         report.non_finite, deck.run.check_finite_every);
     out +=
         fmt::format("summary: {} steps ({} -> {}){}\n", steps, report.first_step, report.last_step,
                     report.converged ? ", converged (" + report.last_metric.text + ")" : "");
@@ -263,14 +268,21 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
     if (report.validations > 0)
       checks_text = (checks_text.empty() ? "" : checks_text + "; ") + "halo " +
                     (report.validation_ok ? "ok" : "MISMATCH");
+    if (!report.non_finite.empty())
+      checks_text = "values finite FAILED (" + report.non_finite + ")" +
+                    (checks_text.empty() ? "" : "; " + checks_text);
     if (report.validates())
       out += "Solution validates: " + checks_text + "\n";
     else
       out += "Solution does not validate: " + checks_text + "\n";
     if (setup.quiet) {
       // Quiet: only the verdict (and a failure's report).
-      std::string quiet_text =
-          report.validation_ok ? std::string() : out.substr(0, out.find('\n') + 1);
+      std::string quiet_text;
+      if (!report.validation_ok) quiet_text += out.substr(0, out.find('\n') + 1);
+      if (!report.non_finite.empty()) {
+        const std::size_t at = out.find("NON-FINITE");
+        quiet_text += out.substr(at, out.find('\n', at) + 1 - at);
+      }
       quiet_text += out.substr(out.rfind("Solution"));
       out = quiet_text;
     }

@@ -77,7 +77,8 @@ Hyperslab interior_hyperslab(const Grid<D>& grid) {
 /// driver). Every member function is collective unless it says otherwise, and
 /// every rank must pass the same arguments (attribute values included); the
 /// data pointers of write()/read() are each rank's own. Failures throw
-/// iso::Error naming the rank, the HDF5 call, the file and HDF5's message.
+/// iso::Error naming the file, what failed (the dataset or attribute),
+/// HDF5's innermost reasons and what to check.
 class H5File {
 public:
   enum class Mode {

@@ -114,6 +114,7 @@ struct Deck {
     long steps = 100;
     double tolerance = 0.0;    ///< stop once the kernel's residual is below it (0: never)
     long residual_every = 10;  ///< residual / live cells / progress line every N steps
+    long check_finite_every = 10;  ///< NaN/infinity check every N steps (0: never); default residual_every
     bool overlap = true;
   } run;
 

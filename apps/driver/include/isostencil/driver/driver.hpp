@@ -216,6 +216,7 @@ public:
   double time(long step) const { return static_cast<double>(step) * time_step(); }
   void write_fields(core::FieldSeries& series) { series.write("u", grid_, update_->input()); }
   void write_state(core::CheckpointWriter& writer) { writer.write("u", grid_, update_->input()); }
+  std::string first_non_finite() { return driver::first_non_finite<D>("u", grid_, update_->input()); }
 
   std::vector<Check> checks(long step) {
     CellRun run;

@@ -17,10 +17,12 @@
 //   void write_fields(core::FieldSeries&);
 //   void write_state(core::CheckpointWriter&);
 //   std::vector<Check> checks(long step);  // self-validation at the end
+//   std::string first_non_finite();        // optional: finite.hpp
 #pragma once
 
 #include "isostencil/driver/context.hpp"
 #include "isostencil/driver/signals.hpp"
+#include "isostencil/driver/finite.hpp"
 
 #include "isostencil/core/checkpoint.hpp"
 #include "isostencil/core/grid.hpp"
@@ -121,6 +123,8 @@ std::uint64_t global_linear(const core::Grid<D>& grid, const std::array<long, D>
 }
 
 /// Min, max and sum of a double field's interior over all ranks (collective).
+/// Non-finite values are never hidden: a NaN anywhere makes every figure NaN
+/// (MPI_MAX and std::max would drop it), infinities reach min, max and sums.
 struct FieldStats {
   double min = 0, max = 0, sum = 0, sum_abs = 0;
 };
@@ -139,6 +143,9 @@ FieldStats field_stats(const core::Grid<D>& grid, const View& field) {
   });
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, extremes, 2, MPI_DOUBLE, MPI_MAX, grid.comm()));
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, grid.comm()));
+  // The sum of |v| is NaN exactly when some v is (no cancellation of
+  // infinities in it): then the extremes are NaN too.
+  if (sums[1] != sums[1]) return FieldStats{sums[1], sums[1], sums[1], sums[1]};
   return FieldStats{-extremes[0], extremes[1], sums[0], sums[1]};
 }
 
@@ -172,8 +179,9 @@ struct Report {
   std::string h5_path, xmf_path, xdmf_note, checkpoint_path, summary_path;
   std::vector<Check> checks;
   int stopped_signal = 0;  ///< the signal the ranks agreed to stop on (0: ran to the end)
+  std::string non_finite;  ///< the finite check that stopped the run (finite.hpp); "" if none
   bool validates() const {
-    if (!validation_ok) return false;
+    if (!validation_ok || !non_finite.empty()) return false;
     for (const Check& check : checks)
       if (!check.ok) return false;
     return true;
@@ -281,6 +289,12 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
   report.converged = stop;
   long measured = step;  // the step `metric` belongs to
   long stop_cap = 1;     // steps per chunk between stop-signal agreements (next_stop_cap)
+  // NaN or infinity in a field stops the run (finite.hpp).
+  const auto not_finite = [&](long s) {
+    report.non_finite = check_finite(model, deck, s, s == setup.start_step || s == last);
+    return !report.non_finite.empty();
+  };
+  if (not_finite(step)) stop = true;
   while (step < last && !stop) {
     // Validation precedes the exchange of step `step` (steps 0, N, 2N, ...).
     if (deck.halo.validate_every > 0 && step % deck.halo.validate_every == 0) {
@@ -299,7 +313,8 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
     }
     long next = std::min(last, step + stop_cap);
     for (const long every : {deck.run.residual_every, deck.output.format == "hdf5" ? deck.output.every : 0L,
-                             deck.output.checkpoint_every, deck.halo.validate_every})
+                             deck.output.checkpoint_every, deck.halo.validate_every,
+                             deck.run.check_finite_every})
       if (every > 0) next = std::min(next, next_multiple(step, every));
     const double advance_start = MPI_Wtime();
     const kernels::UpdateTimes times = model.advance(next - step);
@@ -337,6 +352,7 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
         stop = true;
       }
     }
+    if (not_finite(step)) break;  // before the fields go to output or a checkpoint
     if (series && deck.output.every > 0 && step % deck.output.every == 0) write_output(step);
     if (deck.output.checkpoint_every > 0 && step % deck.output.checkpoint_every == 0)
       write_checkpoint(step);
