@@ -6,9 +6,10 @@
 #   isostencil::deck     input decks: schema, parsing, the kernel registry (toml++)
 #   isostencil::driver   the driver as a library: decks, run loop, user kernels
 # Two export sets: halo alone (COMPONENTS halo finds MPI and nothing else)
-# and the rest. The libraries are static, so their private dependencies
+# and the rest. The libraries are static unless BUILD_SHARED_LIBS (kernels'
+# compiled parts and decks are static always), so their private dependencies
 # (toml++, HDF5, fmt, CLI11, nlohmann_json) are link dependencies the config
-# finds too.
+# finds too. Also iso.pc for pkg-config (the collectives alone).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -61,3 +62,54 @@ install(FILES ${PROJECT_BINARY_DIR}/isostencilConfig.cmake
               ${PROJECT_BINARY_DIR}/isostencilConfigVersion.cmake
               ${CMAKE_CURRENT_LIST_DIR}/IsostencilKokkos.cmake
         DESTINATION ${ISOSTENCIL_INSTALL_CMAKEDIR})
+
+# pkg-config for the collectives alone (C and C++ API), for builds without
+# CMake: `pkg-config --cflags --libs iso`. MPI comes through the MPI
+# library's own .pc file where pkg-config knows one of this flavour (Open MPI:
+# ompi-c, MPICH: mpich), else as the flags CMake found. A static library
+# brings the C++ runtime it needs (a C program links it too).
+set(ISO_PC_REQUIRES "")
+set(ISO_PC_MPI_CFLAGS "")
+set(ISO_PC_LIBS "")
+set(ISO_PC_LIBS_PRIVATE "")
+# (The version string is only there on a first configure; the library path
+# says it too.)
+if(MPI_C_LIBRARY_VERSION_STRING MATCHES "Open MPI" OR MPI_C_LIBRARIES MATCHES "openmpi")
+  set(_iso_mpi_pc ompi-c)
+elseif(MPI_C_LIBRARY_VERSION_STRING MATCHES "MPICH" OR MPI_C_LIBRARIES MATCHES "mpich")
+  set(_iso_mpi_pc mpich)
+else()
+  set(_iso_mpi_pc "")
+endif()
+find_program(ISOSTENCIL_PKG_CONFIG pkg-config)
+if(_iso_mpi_pc AND ISOSTENCIL_PKG_CONFIG)
+  execute_process(COMMAND ${ISOSTENCIL_PKG_CONFIG} --exists ${_iso_mpi_pc} RESULT_VARIABLE _iso_mpi_pc_missing)
+  if(_iso_mpi_pc_missing)
+    set(_iso_mpi_pc "")
+  endif()
+endif()
+if(_iso_mpi_pc)
+  set(ISO_PC_REQUIRES ${_iso_mpi_pc})
+else()
+  foreach(dir IN LISTS MPI_C_INCLUDE_DIRS)
+    string(APPEND ISO_PC_MPI_CFLAGS " -I${dir}")
+  endforeach()
+  foreach(lib IN LISTS MPI_C_LIBRARIES)
+    string(APPEND ISO_PC_LIBS " ${lib}")
+  endforeach()
+endif()
+if(BUILD_SHARED_LIBS)
+  # The library's directory as a run path too: a program linked with these
+  # flags runs without LD_LIBRARY_PATH (prefixes are rarely system ones).
+  string(APPEND ISO_PC_LIBS " -Wl,-rpath,\${libdir}")
+  set(ISO_PC_LIBS_PRIVATE "-lstdc++ -lm")
+else()
+  string(APPEND ISO_PC_LIBS " -lstdc++ -lm")
+endif()
+set(ISOSTENCIL_INSTALL_PKGCONFIGDIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig
+    CACHE STRING "Where iso.pc goes, relative to the prefix")
+file(RELATIVE_PATH ISO_PC_PREFIX_FROM_PCDIR "${CMAKE_INSTALL_PREFIX}/${ISOSTENCIL_INSTALL_PKGCONFIGDIR}"
+     "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" ISO_PC_PREFIX_FROM_PCDIR "${ISO_PC_PREFIX_FROM_PCDIR}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/iso.pc.in ${PROJECT_BINARY_DIR}/iso.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/iso.pc DESTINATION ${ISOSTENCIL_INSTALL_PKGCONFIGDIR})

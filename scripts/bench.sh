@@ -22,7 +22,8 @@
 # backends.md (also appended to summary.md), backends.csv, plots/backends.png.
 #
 # Environment: BUILD_DIR (default build), OPENMP_BUILD_DIR (default
-# build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun).
+# build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun),
+# MPIEXEC_NUMPROC_FLAG (default -np; srun: -n), MPIEXEC_PREFLAGS.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,7 +41,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,9 +60,7 @@ START=$(date +%s)
 say() { echo "bench: $*" | tee -a "$LOG"; }
 fail() { echo "bench: $*" >&2; echo "bench: $*" >>"$LOG"; exit 1; }
 
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-MPI_FLAGS=()
-if ((NP > $(nproc))); then MPI_FLAGS+=(--oversubscribe); fi
+source scripts/mpi-launcher.sh
 
 # --- PETSc (optional, benchmark only) ----------------------------------------
 petsc_found() { pkg-config --exists PETSc 2>/dev/null || pkg-config --exists petsc 2>/dev/null; }
@@ -126,7 +125,8 @@ run() {  # name, command...
   fi
   say "$name: done in $(($(date +%s) - t0)) s"
 }
-MPIRUN=("$MPIEXEC" "${MPI_FLAGS[@]}" -np "$NP")
+mpi_launcher "$NP"
+MPIRUN=("${launcher[@]}")
 B="$BUILD_DIR"
 
 if ((QUICK)); then
@@ -161,7 +161,8 @@ fi
 # Backends: one rank, so the threads are the only parallelism. Open MPI binds
 # a rank of a small job to one core, where two threads would share it.
 if ((BACKENDS)); then
-  MPIRUN1=("$MPIEXEC" -np 1)
+  mpi_launcher 1
+  MPIRUN1=("${launcher[@]}")
   if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then MPIRUN1+=(--bind-to none); fi
   if ((QUICK)); then JACOBI_N=32; LIFE_N=256; else JACOBI_N=128; LIFE_N=2048; fi
   for variant in serial openmp1 openmp2; do

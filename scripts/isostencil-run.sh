@@ -8,6 +8,7 @@
 #   scripts/isostencil-run.sh run inputs/life_2d_gun.toml --set run.steps=300
 #   NP=3 scripts/isostencil-run.sh run --restart output/jacobi_2d_5pt.checkpoint.h5
 #   scripts/isostencil-run.sh halo-check --ranks-note
+#   MPIEXEC=srun MPIEXEC_NUMPROC_FLAG=-n NP=64 scripts/isostencil-run.sh run deck.toml
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,10 +30,8 @@ fi
 
 (($# > 0)) || set -- run
 
-launcher=(mpirun -np "$NP")
-if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-  # Open MPI refuses root without these; --oversubscribe lets NP exceed the cores.
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  launcher+=(--oversubscribe)
-fi
+# mpirun -np NP, or MPIEXEC / MPIEXEC_NUMPROC_FLAG (e.g. srun -n); Open MPI
+# gets --oversubscribe only for more ranks than cores (scripts/mpi-launcher.sh).
+source "$root/scripts/mpi-launcher.sh"
+mpi_launcher "$NP"
 exec "${launcher[@]}" "$driver" "$@"

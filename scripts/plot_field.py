@@ -11,7 +11,8 @@ file, as ParaView does; so a frame from the .xmf also shows that the XDMF file
 is consistent). 2-D fields are drawn as they are (dimension 0 down, dimension
 1 across, as the RLE patterns and the HDF5 datasets are laid out); fields
 with more dimensions are cut through the middle (or --slice) of every
-dimension but the last two. Colour scales are fixed over all frames of a
+dimension but the last two, which are drawn (dimension n-2 down, n-1 across;
+the axes say which). Colour scales are fixed over all frames of a
 field so the frames make a movie. Frames go to --out (default: beside the
 input, in <name>_frames/) as <name>_<field>_<step>.png; the script prints one
 line per frame.
@@ -73,7 +74,10 @@ def frames_from_xdmf(path):
             with h5py.File(h5_path, "r") as h5:
                 shape = tuple(h5[dataset].shape)
             declared = tuple(int(n) for n in item.get("Dimensions").split())
-            if shape != declared:
+            # A 2-D field n0 x n1 is declared 1 x n0 x n1 (a mesh one cell
+            # thick in Z, so that ParaView shows it in the X-Y plane).
+            leading = declared[:len(declared) - len(shape)]
+            if declared[len(declared) - len(shape):] != shape or any(n != 1 for n in leading):
                 sys.exit(f"plot_field.py: {path}: {dataset} has shape {shape}, "
                          f"the XDMF file declares {declared}")
             frames.append((step, time, attribute.get("Name"), dataset, h5_path))
@@ -82,15 +86,41 @@ def frames_from_xdmf(path):
 
 def plane(data, cut):
     """A 2-D plane of an n-D array: `cut` (or the middle) in every dimension
-    but the last two; 1-D data becomes one row."""
+    but the last two; 1-D data becomes one row. Also the dimensions the
+    plane shows: (down, across), down None for 1-D data."""
     if data.ndim == 1:
-        return data[np.newaxis, :], ""
+        return data[np.newaxis, :], "", (None, 0)
     index, where = [], []
     for j in range(data.ndim - 2):
         i = data.shape[j] // 2 if cut is None else min(cut, data.shape[j] - 1)
         index.append(i)
         where.append(f"x{j}={i}")
-    return data[tuple(index)], (" at " + ", ".join(where)) if where else ""
+    return data[tuple(index)], (" at " + ", ".join(where)) if where else "", (data.ndim - 2, data.ndim - 1)
+
+
+def draw(values, axes_dims, title, boolean, low, high):
+    """The figure of one frame: the plane drawn as it is stored (its first
+    dimension down), axes named after the dimensions the plane shows, and a
+    colour bar as tall as the image with plain tick values (no offset or
+    power written apart from the numbers)."""
+    from mpl_toolkits.axes_grid1 import make_axes_locatable
+    from matplotlib.ticker import ScalarFormatter
+
+    figure, axes = plt.subplots(figsize=(6.4, 6.4 * min(2.0, max(0.25, values.shape[0] / values.shape[1]))))
+    image = axes.imshow(values, cmap="Greys" if boolean else "viridis", vmin=0 if boolean else low,
+                        vmax=1 if boolean else high, interpolation="nearest", origin="upper")
+    if not boolean:
+        bar_axes = make_axes_locatable(axes).append_axes("right", size="4%", pad=0.1)
+        formatter = ScalarFormatter(useOffset=False)
+        formatter.set_scientific(False)
+        if 0 < max(abs(low), abs(high)) < 1e-3 or max(abs(low), abs(high)) >= 1e5:
+            formatter = matplotlib.ticker.FormatStrFormatter("%.4g")
+        figure.colorbar(image, cax=bar_axes, format=formatter)
+    axes.set_title(title)
+    down, across = axes_dims
+    axes.set_xlabel(f"dimension {across}")
+    axes.set_ylabel(f"dimension {down}" if down is not None else "")
+    return figure
 
 
 def main():
@@ -130,29 +160,24 @@ def main():
             data = h5[dataset][...]
         planes[(step, field)] = plane(data, args.slice) + (data.dtype, time)
     limits = {}
-    for (step, field), (values, _, _, _) in planes.items():
+    for (step, field), (values, _, _, _, _) in planes.items():
         low, high = float(values.min()), float(values.max())
         old = limits.get(field, (low, high))
         limits[field] = (min(old[0], low), max(old[1], high))
 
-    for (step, field), (values, where, dtype, time) in sorted(planes.items()):
+    for (step, field), (values, where, axes_dims, dtype, time) in sorted(planes.items()):
         low, high = limits[field]
         if high <= low:
             high = low + 1.0
-        figure, axes = plt.subplots(figsize=(6.4, 6.4 * min(2.0, max(0.25, values.shape[0] / values.shape[1]))))
-        boolean = dtype == np.uint8
-        image = axes.imshow(values, cmap="Greys" if boolean else "viridis", vmin=0 if boolean else low,
-                            vmax=1 if boolean else high, interpolation="nearest", origin="upper")
-        if not boolean:
-            figure.colorbar(image, ax=axes, shrink=0.8)
-        axes.set_title(f"{name}: {field}, step {step} (t = {time:g}){where}")
-        axes.set_xlabel(f"dimension {values.ndim - 1 if values.ndim > 1 else 0}")
-        axes.set_ylabel("dimension 0" if values.shape[0] > 1 else "")
+        title = f"{name}: {field}, step {step} (t = {time:g}){where}"
+        figure = draw(values, axes_dims, title, dtype == np.uint8, low, high)
         path = os.path.join(out, f"{name}_{field}_{step:06d}.png")
         figure.savefig(path, dpi=args.dpi, bbox_inches="tight")
         plt.close(figure)
+        down, across = axes_dims
         print(f"{path}: {field} step {step}, {values.shape[0]}x{values.shape[1]}{where}, "
-              f"range [{values.min():.6g}, {values.max():.6g}]")
+              f"range [{values.min():.6g}, {values.max():.6g}]"
+              + (f" (dimension {down} down, {across} across)" if down is not None else ""))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 #   scripts/run.sh                      # isostencil run on 2 ranks
 #   scripts/run.sh demo                 # the collectives demo
 #   NP=4 scripts/run.sh plan --moore 3:1 --procs 2,2,1
+#   MPIEXEC=srun MPIEXEC_NUMPROC_FLAG=-n NP=8 scripts/run.sh
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -20,13 +21,10 @@ fi
 
 (($# > 0)) || set -- run
 
-# Open MPI refuses root without these (CI and sessions run as root), and
-# needs --oversubscribe for more ranks than cores; MPICH knows neither.
-launcher=(mpirun -np "$NP")
-if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-  launcher+=(--oversubscribe)
-fi
+# mpirun -np NP, or MPIEXEC / MPIEXEC_NUMPROC_FLAG (e.g. srun -n); Open MPI
+# gets --oversubscribe only for more ranks than cores (scripts/mpi-launcher.sh).
+source scripts/mpi-launcher.sh
+mpi_launcher "$NP"
 driver="$BUILD_DIR/apps/isostencil"
 [[ -d "$driver" ]] && driver="$driver/isostencil"
 [[ -x "$driver" ]] || { echo "run: $driver was not built" >&2; exit 1; }

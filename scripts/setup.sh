@@ -147,7 +147,8 @@ fi
 # --- configure ----------------------------------------------------------------
 # Always configure (a few seconds when nothing changed): test areas are found
 # with if(EXISTS), which a plain rebuild would not notice.
-configure=(cmake -S . -B "$BUILD_DIR")
+# Warnings are errors in the project's own builds (off by default for others).
+configure=(cmake -S . -B "$BUILD_DIR" -DISOSTENCIL_WERROR=ON)
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
   say "configuring and building $BUILD_DIR (from scratch: about 5 minutes on 2 cores)"

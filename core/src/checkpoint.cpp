@@ -1,5 +1,6 @@
 // Atomic checkpoints over parallel HDF5 (see checkpoint.hpp).
 #include "isostencil/core/checkpoint.hpp"
+#include "isostencil/core/profiling.hpp"
 
 #include "iso/error.hpp"
 
@@ -133,6 +134,7 @@ void CheckpointWriter::write_block(const std::string& name, ElementType type,
 }
 
 void CheckpointWriter::commit() {
+  const ProfilingRegion region("isostencil::io::checkpoint");
   MPI_Comm comm = MPI_COMM_NULL;
   ISO_MPI_CHECK(MPI_Comm_dup(file_.comm(), &comm));
   file_.close();  // collective: every rank's data is in the file after it

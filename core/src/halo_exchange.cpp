@@ -1,6 +1,7 @@
 #include "isostencil/core/halo_exchange.hpp"
 
 #include "isostencil/core/host_mirror.hpp"
+#include "isostencil/core/profiling.hpp"
 
 #include "halo_transport.hpp"
 
@@ -115,6 +116,7 @@ HaloExchange& HaloExchange::operator=(HaloExchange&& other) noexcept {
 HaloExchange::~HaloExchange() = default;
 
 void HaloExchange::start() {
+  const ProfilingRegion region("isostencil::halo::start");
   if (packed_) {
     packed_->start(space_);
   } else {
@@ -137,6 +139,7 @@ bool HaloExchange::test() {
 }
 
 void HaloExchange::wait() {
+  const ProfilingRegion region("isostencil::halo::wait");
   if (packed_) packed_->wait(space_);
   else datatypes_->wait();
   in_flight_ = false;
@@ -176,6 +179,7 @@ std::vector<std::vector<char>> HaloExchange::copy_fields_to_host() const {
 }
 
 void HaloExchange::run_naive() {
+  const ProfilingRegion region("isostencil::halo::naive");
   if (in_flight_) throw iso::Error("isostencil::core::HaloExchange::run_naive: the exchange is in flight; wait() first");
   // The kernels that wrote the fields, and those that will read them.
   space_.fence();
@@ -192,6 +196,7 @@ void HaloExchange::run_naive() {
 }
 
 iso::HaloValidation HaloExchange::validate() {
+  const ProfilingRegion region("isostencil::validate::halo");
   if (in_flight_) throw iso::Error("isostencil::core::HaloExchange::validate: the exchange is in flight; wait() first");
   space_.fence();
   // The reference runs on host copies of the original contents; the fields

@@ -1,6 +1,7 @@
 // The output time series (one HDF5 group per step, collective writes) and
 // its XDMF description for ParaView and VisIt.
 #include "isostencil/core/output.hpp"
+#include "isostencil/core/profiling.hpp"
 
 #include "iso/error.hpp"
 
@@ -8,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -34,35 +36,47 @@ std::string format_number(double value) {
 
 std::string xdmf_text(const std::string& h5_name, const std::vector<long>& global_extent,
                       const std::vector<XdmfStep>& steps) {
-  const int dims = static_cast<int>(global_extent.size());
-  std::vector<long> nodes;
-  for (const long n : global_extent) nodes.push_back(n + 1);
-  const std::string zeros = dims == 2 ? "0 0" : "0 0 0", ones = dims == 2 ? "1 1" : "1 1 1";
+  // XDMF lists a mesh's dimensions slowest first (Z Y X) and readers make the
+  // fastest one X. The datasets are row-major (the last dimension fastest),
+  // so the last dimension is X, the one before Y and, in 3-D, dimension 0 Z.
+  // A 2-D grid is written as a 3-D mesh one cell thick in Z, its arrays as
+  // 1 x n0 x n1: ParaView's readers put a 2DCoRectMesh in the Y-Z plane
+  // (X = 0), and drop cell arrays of a mesh with a single node in Z (the
+  // legacy reader). Origin and spacing are in the same Z Y X order.
+  std::vector<long> nodes, cells;
+  for (std::size_t j = global_extent.size(); j < 3; ++j) {
+    nodes.push_back(2);
+    cells.push_back(1);
+  }
+  for (const long n : global_extent) {
+    nodes.push_back(n + 1);
+    cells.push_back(n);
+  }
   std::ostringstream out;
   out << "<?xml version=\"1.0\" ?>\n"
       << "<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n"
       << "<!-- Written by isostencil: one cell-centred grid per output step; cell i of\n"
-      << "     dimension j sits at [i, i+1) (HDF5 dataset order = XDMF Z Y X order). -->\n"
+      << "     dimension j sits at [i, i+1). Mesh dimensions are listed as XDMF's Z Y X:\n"
+      << "     the last (fastest) dimension of the HDF5 datasets is X, the one before Y,\n"
+      << "     dimension 0 of a 3-D grid Z; a 2-D grid lies in the X-Y plane, one cell\n"
+      << "     thick in Z (its datasets, n0 x n1, read as 1 x n0 x n1). -->\n"
       << "<Xdmf Version=\"3.0\">\n  <Domain>\n"
       << "    <Grid Name=\"isostencil\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
   for (const XdmfStep& step : steps) {
     const std::string group = FieldSeries::group_name(step.step).substr(1);
     out << "      <Grid Name=\"" << group << "\" GridType=\"Uniform\">\n"
         << "        <Time Value=\"" << format_number(step.time) << "\"/>\n"
-        << "        <Topology TopologyType=\"" << dims << "DCoRectMesh\" Dimensions=\""
-        << join_longs(nodes, " ") << "\"/>\n"
-        << "        <Geometry GeometryType=\"" << (dims == 2 ? "ORIGIN_DXDY" : "ORIGIN_DXDYDZ")
-        << "\">\n"
-        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"" << dims << "\">"
-        << zeros << "</DataItem>\n"
-        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"" << dims << "\">"
-        << ones << "</DataItem>\n"
+        << "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << join_longs(nodes, " ")
+        << "\"/>\n"
+        << "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
+        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"3\">0 0 0</DataItem>\n"
+        << "          <DataItem Format=\"XML\" NumberType=\"Float\" Dimensions=\"3\">1 1 1</DataItem>\n"
         << "        </Geometry>\n";
     for (const auto& [name, type] : step.fields)
       out << "        <Attribute Name=\"" << name << "\" AttributeType=\"Scalar\" Center=\"Cell\">\n"
           << "          <DataItem Format=\"HDF\" NumberType=\""
           << (type == ElementType::float64 ? "Float\" Precision=\"8" : "UChar\" Precision=\"1")
-          << "\" Dimensions=\"" << join_longs(global_extent, " ") << "\">" << h5_name << ":/"
+          << "\" Dimensions=\"" << join_longs(cells, " ") << "\">" << h5_name << ":/"
           << group << "/" << name << "</DataItem>\n"
           << "        </Attribute>\n";
     out << "      </Grid>\n";
@@ -166,6 +180,7 @@ FieldSeries::~FieldSeries() = default;
 H5File& FieldSeries::file() { return state_->file; }
 
 void FieldSeries::begin_step(long step, double time) {
+  const ProfilingRegion region("isostencil::io::output");
   const double start = MPI_Wtime();
   group_ = group_name(step);
   H5File& h5 = state_->file;
@@ -187,6 +202,7 @@ void FieldSeries::record(const std::string& field_name, ElementType type) {
 }
 
 void FieldSeries::end_step() {
+  const ProfilingRegion region("isostencil::io::output");
   const double start = MPI_Wtime();
   state_->file.flush();
   std::string error;

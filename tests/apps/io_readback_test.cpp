@@ -168,8 +168,8 @@ TEST(IoReadback, FieldSeriesWritesGlobalDatasetsAttributesAndXdmf) {
     const std::string h5_name = base.substr(base.find_last_of('/') + 1) + ".h5";
     EXPECT_NE(xdmf.find("CollectionType=\"Temporal\""), std::string::npos);
     EXPECT_NE(xdmf.find("<Time Value=\"5\"/>"), std::string::npos);
-    EXPECT_NE(xdmf.find("TopologyType=\"2DCoRectMesh\" Dimensions=\"14 8\""), std::string::npos);
-    EXPECT_NE(xdmf.find("Dimensions=\"13 7\">" + h5_name + ":/step_000010/u</DataItem>"), std::string::npos)
+    EXPECT_NE(xdmf.find("TopologyType=\"3DCoRectMesh\" Dimensions=\"2 14 8\""), std::string::npos);
+    EXPECT_NE(xdmf.find("Dimensions=\"1 13 7\">" + h5_name + ":/step_000010/u</DataItem>"), std::string::npos)
         << xdmf;
     EXPECT_NE(xdmf.find("NumberType=\"UChar\" Precision=\"1\""), std::string::npos);
   }

@@ -52,17 +52,62 @@ step("installed isostencil --version" OUT out COMMAND ${prefix}/bin/isostencil -
 expect("isostencil --version" "${out}" "^${VERSION}")
 
 # 2. Configure and build the examples against the prefix only (no package
-# registry, so the build tree cannot stand in for the install).
-set(configure_args -G "${GENERATOR}" -DCMAKE_BUILD_TYPE=${BUILD_TYPE}
+# registry, so the build tree cannot stand in for the install), as the README
+# says: no build type given, so the examples' own default (Release) applies.
+set(common_args -G "${GENERATOR}"
     -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)
+set(configure_args ${common_args} -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
 foreach(example IN ITEMS collectives heat)
   step("configure ${example}" OUT out COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/apps/examples/${example}
-       -B ${WORK_DIR}/${example} ${configure_args})
+       -B ${WORK_DIR}/${example} ${common_args})
   file(STRINGS ${WORK_DIR}/${example}/CMakeCache.txt found REGEX "^isostencil_DIR:")
   expect("${example} finds the installed package" "${found}" "=${prefix}/")
+  file(STRINGS ${WORK_DIR}/${example}/CMakeCache.txt found REGEX "^CMAKE_BUILD_TYPE:")
+  expect("${example} builds optimised by default" "${found}" "=Release$")
+  if(out MATCHES "CMAKE_BUILD_TYPE is empty")
+    message(FATAL_ERROR "install test: ${example} warned about an empty build type:\n${out}")
+  endif()
   step("build ${example}" COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/${example} -j2)
 endforeach()
+
+# A consumer that leaves the build type empty is warned at configure time
+# (once); one that sets it is not.
+file(WRITE ${WORK_DIR}/build_type_probe/CMakeLists.txt
+     "cmake_minimum_required(VERSION 3.20)\nproject(probe LANGUAGES C CXX)\n"
+     "find_package(isostencil 0.1 REQUIRED COMPONENTS halo)\n"
+     "find_package(isostencil 0.1 REQUIRED COMPONENTS halo)\n")
+step("empty build type" OUT out COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/build_type_probe
+     -B ${WORK_DIR}/build_type_probe/empty ${common_args} -DCMAKE_BUILD_TYPE=)
+# CMake wraps a warning's lines: match on the text with its line breaks gone.
+string(REGEX REPLACE "[ \n]+" " " out "${out}")
+expect("an empty build type is warned about" "${out}" "CMake Warning.*CMAKE_BUILD_TYPE is empty.*without optimisation")
+string(REGEX MATCHALL "CMAKE_BUILD_TYPE is empty" warnings "${out}")
+list(LENGTH warnings warnings)
+if(NOT warnings EQUAL 1)
+  message(FATAL_ERROR "install test: the empty build type was warned about ${warnings} times, not once\n${out}")
+endif()
+step("Release build type" OUT out COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/build_type_probe
+     -B ${WORK_DIR}/build_type_probe/release ${common_args} -DCMAKE_BUILD_TYPE=Release)
+if(out MATCHES "CMAKE_BUILD_TYPE is empty")
+  message(FATAL_ERROR "install test: a Release consumer was warned about an empty build type\n${out}")
+endif()
+message(STATUS "ok: no warning with a build type")
+
+# pkg-config: the C example compiled and linked by the C compiler alone (not
+# an MPI wrapper) with what iso.pc says, MPI included.
+find_program(PKG_CONFIG pkg-config)
+if(PKG_CONFIG)
+  set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
+  step("pkg-config iso" OUT pc_flags COMMAND ${PKG_CONFIG} --cflags --libs iso)
+  string(STRIP "${pc_flags}" pc_flags)
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  step("cc c_collectives.c $(pkg-config --cflags --libs iso)" COMMAND ${C_COMPILER} -std=c11
+       ${SOURCE_DIR}/apps/examples/collectives/c_collectives.c ${pc_flags} -o ${WORK_DIR}/c_collectives_pc)
+  set(pkg_config_program ${WORK_DIR}/c_collectives_pc)
+else()
+  message(STATUS "skipped: pkg-config not found (apt-get install pkgconf): iso.pc not checked")
+endif()
 
 # The config checks the version: 0.1 is ours, 9.0 is not.
 file(WRITE ${WORK_DIR}/version_probe/CMakeLists.txt
@@ -117,6 +162,10 @@ foreach(np IN ITEMS 1 2)
   expect("c_collectives at ${np} ranks verifies" "${out}" "${np} ranks .*alltoall and allgather verified")
   step("cpp_collectives at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${WORK_DIR}/collectives/cpp_collectives)
   expect("cpp_collectives at ${np} ranks verifies" "${out}" "${np} ranks .*alltoall verified")
+  if(pkg_config_program)
+    step("c_collectives (pkg-config) at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${pkg_config_program})
+    expect("c_collectives (pkg-config) at ${np} ranks verifies" "${out}" "${np} ranks .*alltoall and allgather verified")
+  endif()
 
   step("heat run at ${np} ranks" OUT out COMMAND ${mpi} ${NUMPROC_FLAG} ${np} ${heat} run ${deck}
        --set output.dir=${WORK_DIR}/out${np})

@@ -21,6 +21,7 @@
 #include "isostencil/core/field.hpp"
 #include "isostencil/core/grid.hpp"
 #include "isostencil/core/host_mirror.hpp"
+#include "isostencil/core/profiling.hpp"
 
 #include "iso/error.hpp"
 
@@ -184,6 +185,7 @@ public:
   void begin_step(long step, double time);
   template <int D, class View>
   void write(const std::string& field_name, const Grid<D>& grid, const View& field) {
+    const ProfilingRegion region("isostencil::io::output");
     const double start = MPI_Wtime();
     write_field(file(), group_ + "/" + field_name, grid, field);
     record(field_name, element_type_of<typename View::non_const_value_type>());

@@ -60,6 +60,7 @@
 #pragma once
 
 #include "isostencil/core/grid.hpp"
+#include "isostencil/core/profiling.hpp"
 
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
@@ -768,6 +769,7 @@ template <int D, class ExecutionSpace, class RunBox,
 UpdateTimes run_with_halo(const ExecutionSpace& space, const UpdatePlan<D>& plan,
                           core::HaloExchange& halo, bool overlap, bool fixed_boxes,
                           const RunBox& run_box) {
+  const core::ProfilingRegion region("isostencil::kernel");
   UpdateTimes times;
   const Box<D>& interior = plan.split.interior;
   const Box<D>& inner = plan.split.inner;

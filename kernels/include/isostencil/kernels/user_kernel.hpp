@@ -28,11 +28,12 @@
 //   such read is looked up in the declared offsets and an offset outside them
 //   stops the program with Kokkos::abort("... offset (dx,dy) is outside the
 //   declared stencil shape ..."). Checked builds: ISOSTENCIL_CHECK_STENCIL_READS
-//   defined nonzero, or left undefined with NDEBUG undefined (debug builds) or
-//   KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK defined. Release builds compile the check
-//   out (a read is one load). The setting is part of the Neighbors type
-//   (Neighbors<T, D, Checked>), so checked and unchecked translation units
-//   can be linked together.
+//   defined nonzero (CMake: -DISOSTENCIL_CHECKED_READS=ON, in this project or
+//   in one that finds the installed package), or left undefined with
+//   KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK defined. Otherwise, whatever the build
+//   type, the check is compiled out (a read is one load). The setting is part
+//   of the Neighbors type (Neighbors<T, D, Checked>), so checked and unchecked
+//   translation units can be linked together.
 // - The shape must fit the grid: its ghost widths and the directions it reads
 //   must be ones the grid exchanges (make_stencil_update throws iso::Error
 //   otherwise), so a read of a declared offset never leaves the field.
@@ -60,7 +61,7 @@
 #include <vector>
 
 #ifndef ISOSTENCIL_CHECK_STENCIL_READS
-#if !defined(NDEBUG) || defined(KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK)
+#if defined(KOKKOS_ENABLE_DEBUG_BOUNDS_CHECK)
 #define ISOSTENCIL_CHECK_STENCIL_READS 1
 #else
 #define ISOSTENCIL_CHECK_STENCIL_READS 0
