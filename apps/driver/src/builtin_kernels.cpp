@@ -1,7 +1,7 @@
 // register_builtin_kernels: the driver's kernels go through the same
 // registration as any program's (driver.hpp), first, so that jacobi is the
 // default kernel.name; then the generic deck keys are described in terms of
-// these kernels, which is how the README's key table reads.
+// these kernels, which is how docs/deck-keys.md reads.
 #include "builtin_kernels.hpp"
 
 #include "isostencil/deck/schema.hpp"

@@ -81,7 +81,7 @@ struct KernelEntry {
 void register_kernel(KernelEntry entry);
 /// Registers the driver's kernels — jacobi, life, advection — as any program
 /// registers its own, and describes the generic deck keys in their terms (the
-/// README's key table). Idempotent; driver::main and register_kernel call it,
+/// docs/deck-keys.md). Idempotent; driver::main and register_kernel call it,
 /// and so must a program that parses decks without them (tests).
 void register_builtin_kernels();
 /// The registered kernel of that name, or nullptr.
