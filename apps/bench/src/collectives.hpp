@@ -42,6 +42,7 @@ struct Contender {
   Kind kind;
   iso::Algorithm algorithm;  // iso: the algorithm; bound: the schedule it follows
   bool by_default;
+  int ports = 0;  // iso: OperationOptions::ports ("torus:p2"); 0: no limit
 };
 
 #if MPI_VERSION >= 4
@@ -118,7 +119,7 @@ struct Point {
   long long m;
 };
 
-std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm);
+std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports = 0);
 std::unique_ptr<Prepared> prepare_mpi(const Point& p, const Graph& graph, bool persistent);
 std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm, MPI_Comm comm);
 

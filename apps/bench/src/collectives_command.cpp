@@ -74,7 +74,9 @@ public:
     app_->add_option("--sizes,-s", opt_.sizes,
                      "block sizes in bytes, e.g. 1,8,64 or 1K,64K (default powers of two 1 B..64 KiB); "
                      "for alltoallw the base m of blocks m^(d-nz(v))");
-    app_->add_option("--contenders,-c", opt_.contenders, "comma-separated contenders (default all but iso-mpi)");
+    app_->add_option("--contenders,-c", opt_.contenders,
+                     "comma-separated contenders (default all but iso-mpi and basis); an isomorphic one "
+                     "with :pK (torus:p1, linear:p4) runs with at most K messages in flight each way");
     app_->add_option("--reps,-r", opt_.reps, "timed repetitions per launch (default 100)")->check(CLI::Range(1, 10000000));
     app_->add_option("--warmup", opt_.warmup, "untimed calls before each measurement (default 5)")
         ->check(CLI::Range(0, 1000000));

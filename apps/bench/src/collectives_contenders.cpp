@@ -45,6 +45,7 @@ std::vector<Contender> known_contenders() {
       {"linear", Kind::iso, iso::Algorithm::linear, true},
       {"torus", Kind::iso, iso::Algorithm::torus, true},
       {"direct", Kind::iso, iso::Algorithm::direct, true},
+      {"basis", Kind::iso, iso::Algorithm::basis, false},
       {"auto", Kind::iso, iso::Algorithm::automatic, true},
       {"iso-mpi", Kind::iso, iso::Algorithm::mpi, false},
       {"mpi-create", Kind::mpi_create, iso::Algorithm::mpi, true},
@@ -64,7 +65,30 @@ std::vector<Contender> select_contenders(const std::string& list) {
       if (c.by_default) contenders.push_back(c);
   } else {
     for (const std::string& name : split_list(list)) {
-      auto found = std::find_if(known.begin(), known.end(), [&](const Contender& c) { return c.name == name; });
+      // "torus:p2": an isomorphic contender with at most 2 messages in flight each way.
+      const std::size_t colon = name.find(":p");
+      int ports = 0;
+      std::string base = name;
+      if (colon != std::string::npos) {
+        base = name.substr(0, colon);
+        const std::string count = name.substr(colon + 2);
+        if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(count) < 1)
+          throw UsageError("--contenders: \"" + name + "\": the port count after :p must be 1 to 999999");
+        ports = std::stoi(count);
+      }
+      auto found = std::find_if(known.begin(), known.end(), [&](const Contender& c) { return c.name == base; });
+      if (found != known.end() && ports > 0) {
+        if (found->kind != Kind::iso || found->algorithm == iso::Algorithm::mpi)
+          throw UsageError("--contenders: \"" + name + "\": only linear, torus, direct, basis and auto take :pK");
+        Contender limited = *found;
+        limited.name = name;
+        limited.ports = ports;
+        limited.by_default = false;
+        if (std::none_of(contenders.begin(), contenders.end(), [&](const Contender& c) { return c.name == name; }))
+          contenders.push_back(limited);
+        continue;
+      }
       if (found == known.end()) {
         std::string names;
         for (const Contender& c : known) names += (names.empty() ? "" : ", ") + c.name;
@@ -157,10 +181,11 @@ void check_mpi(int rc, const char* call) {
 
 }  // namespace
 
-std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm) {
+std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports) {
   auto prepared = std::make_unique<Prepared>();
   iso::OperationOptions options;
   options.algorithm = algorithm;
+  options.ports = ports;
   const int m = static_cast<int>(p.m);
   switch (p.op) {
     case Op::alltoall:
@@ -354,7 +379,7 @@ std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm
 
 std::unique_ptr<Prepared> prepare(const Contender& c, const Point& p, const Graphs& graphs, MPI_Comm comm) {
   switch (c.kind) {
-    case Kind::iso: return prepare_iso(p, c.algorithm);
+    case Kind::iso: return prepare_iso(p, c.algorithm, c.ports);
     case Kind::mpi_create: return prepare_mpi(p, *graphs.create, false);
     case Kind::mpi_adjacent: return prepare_mpi(p, *graphs.adjacent, false);
     case Kind::mpi_persistent: return prepare_mpi(p, *graphs.adjacent, true);
