@@ -21,6 +21,10 @@
 # ISOSTENCIL_KOKKOS=openmp, only the two benchmark programs built); ratios in
 # backends.md (also appended to summary.md), backends.csv, plots/backends.png.
 #
+# Ports: 3-D Moore r=1 and r=3 and shales, alltoall, at k = 1, 2, 4, 6 and no
+# limit, on shared memory and over TCP (ports-shm.csv, ports-tcp.csv); the
+# packed halo transport against datatypes (halo-packed.csv).
+#
 # Environment: BUILD_DIR (default build), OPENMP_BUILD_DIR (default
 # build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun),
 # MPIEXEC_NUMPROC_FLAG (default -np; srun: -n), MPIEXEC_PREFLAGS.
@@ -180,7 +184,24 @@ if ((BACKENDS)); then
       --csv "$OUT/backends-life-$variant.csv"
   done
 fi
-# (The packed vs datatype halo transport is measured by its own benchmark.)
+# Ports (OperationOptions::ports, iso-bench's "torus:pK"): k = 1, 2, 4 and 2d
+# = 6 against no limit and MPI_Neighbor_alltoall, on shared memory and on
+# Open MPI's TCP transport (loopback: the transport between nodes).
+PORT_CONTENDERS=torus,torus:p1,torus:p2,torus:p4,torus:p6,direct,direct:p1,direct:p2,basis,basis:p1
+PORT_CONTENDERS+=,linear,linear:p1,linear:p4,mpi-adjacent
+if ((QUICK)); then PORT_SIZES=8; PORT_REPS=10; else PORT_SIZES=8,512,8K; PORT_REPS=50; fi
+run ports-shm "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall -n moore:3:1 moore:3:3 shales \
+  -c "$PORT_CONTENDERS" -s "$PORT_SIZES" -r "$PORT_REPS" -l 1 --csv "$OUT/ports-shm.csv"
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
+  run ports-tcp "${MPIRUN[@]}" --mca btl tcp,self "$B/apps/bench/iso-bench" collectives -q -o alltoall \
+    -n moore:3:1 moore:3:3 shales -c "$PORT_CONTENDERS" -s "$PORT_SIZES" -r "$PORT_REPS" -l 1 \
+    --csv "$OUT/ports-tcp.csv"
+fi
+# The packed halo transport against the datatype one (same run, ratios).
+if ((QUICK)); then PACKED_SIZES=(--size3 8); PACKED_REPS=5; else PACKED_SIZES=(--size3 16 64); PACKED_REPS=40; fi
+run halo-packed "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" --cases jacobi27 "${PACKED_SIZES[@]}" \
+  --contenders torus packed-torus linear packed-linear auto packed-auto --reps "$PACKED_REPS" \
+  --csv "$OUT/halo-packed.csv"
 RAN=$(date +%s)
 
 # --- plots and summary --------------------------------------------------------
