@@ -286,7 +286,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
       quiet_text += out.substr(out.rfind("Solution"));
       out = quiet_text;
     }
-    if (setup.restart && steps == 0)
+    if (setup.restart && steps == 0 && report.non_finite.empty())
       out += fmt::format("warning: the restart ran no steps: {} (--set run.steps=N to go on)\n",
                          report.converged
                              ? "the checkpoint's state at step " + std::to_string(report.first_step) +
