@@ -151,7 +151,7 @@ fi
 configure=(cmake -S . -B "$BUILD_DIR" -DISOSTENCIL_WERROR=ON)
 if [[ ! -f "$BUILD_DIR/CMakeCache.txt" ]]; then
   configure+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
-  say "configuring and building $BUILD_DIR (from scratch: about 5 minutes on 2 cores)"
+  say "configuring and building $BUILD_DIR (from scratch: about 15 minutes on 2 cores)"
 fi
 if [[ "$ISOSTENCIL_MPI" == mpich ]]; then configure+=(-DISOSTENCIL_MPI=mpich); fi
 if [[ "$ISOSTENCIL_KOKKOS" == openmp ]]; then
