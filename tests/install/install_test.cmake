@@ -9,31 +9,8 @@ if(NOT KEEP)
 endif()
 file(MAKE_DIRECTORY ${WORK_DIR})
 
-# step(NAME EXPECT_RC rc [OUT var] COMMAND ...): runs, checks the exit code.
-function(step name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "EXPECT_RC;OUT" "COMMAND")
-  if(NOT DEFINED arg_EXPECT_RC)
-    set(arg_EXPECT_RC 0)
-  endif()
-  execute_process(COMMAND ${arg_COMMAND} WORKING_DIRECTORY ${WORK_DIR}
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT "${rc}" STREQUAL "${arg_EXPECT_RC}")
-    list(JOIN arg_COMMAND " " text)
-    message(FATAL_ERROR "install test: ${name}: exit code ${rc}, expected ${arg_EXPECT_RC}\n"
-                        "command: ${text}\n--- stdout\n${out}\n--- stderr\n${err}")
-  endif()
-  message(STATUS "ok: ${name}")
-  if(arg_OUT)
-    set(${arg_OUT} "${out}\n${err}" PARENT_SCOPE)
-  endif()
-endfunction()
-
-function(expect name text regex)
-  if(NOT text MATCHES "${regex}")
-    message(FATAL_ERROR "install test: ${name}: output does not match \"${regex}\":\n${text}")
-  endif()
-  message(STATUS "ok: ${name}")
-endfunction()
+set(install_test_name "install test")
+include(${CMAKE_CURRENT_LIST_DIR}/install_steps.cmake)
 
 # 1. Install.
 step("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
@@ -94,20 +71,8 @@ if(out MATCHES "CMAKE_BUILD_TYPE is empty")
 endif()
 message(STATUS "ok: no warning with a build type")
 
-# pkg-config: the C example compiled and linked by the C compiler alone (not
-# an MPI wrapper) with what iso.pc says, MPI included.
-find_program(PKG_CONFIG pkg-config)
-if(PKG_CONFIG)
-  set(ENV{PKG_CONFIG_PATH} "${prefix}/lib/pkgconfig")
-  step("pkg-config iso" OUT pc_flags COMMAND ${PKG_CONFIG} --cflags --libs iso)
-  string(STRIP "${pc_flags}" pc_flags)
-  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
-  step("cc c_collectives.c $(pkg-config --cflags --libs iso)" COMMAND ${C_COMPILER} -std=c11
-       ${SOURCE_DIR}/apps/examples/collectives/c_collectives.c ${pc_flags} -o ${WORK_DIR}/c_collectives_pc)
-  set(pkg_config_program ${WORK_DIR}/c_collectives_pc)
-else()
-  message(STATUS "skipped: pkg-config not found (apt-get install pkgconf): iso.pc not checked")
-endif()
+# pkg-config: the C example built with what iso.pc says (run below).
+build_c_example_with_pkg_config(${prefix} pkg_config_program)
 
 # The config checks the version: 0.1 is ours, 9.0 is not.
 file(WRITE ${WORK_DIR}/version_probe/CMakeLists.txt
