@@ -8,6 +8,7 @@
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -51,6 +52,78 @@ Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collecti
   const bool mpi_everywhere = predicted.back() == 0.0;
   predicted.pop_back();
   return cheapest_algorithm(predicted, mpi_everywhere);
+}
+
+// Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
+// that applies, scheduled ones at the caller's port limit and, where that is
+// no limit, also at 1 and 2 ports, runs on the caller's buffers: one warm-up
+// call, then as many timed calls as fit in tune_budget_seconds (at least 1,
+// at most tune_max_calls). Every decision uses times maxed over processes,
+// so every rank agrees; the first least time wins.
+constexpr double tune_budget_seconds = 0.01;
+constexpr int tune_max_calls = 5;
+
+double max_over_ranks(MPI_Comm comm, double value) {
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return value;
+}
+
+Operation tune(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+               const OperationOptions& options) {
+  const MPI_Comm comm = neighborhood.comm();
+  std::vector<int> targets;
+  for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
+  // mpi merges repeated partners' blocks (see mpi_is_candidate) and refuses
+  // them where the library reverses repeated edges: a candidate where it is
+  // one at every process.
+  const bool mpi_here = mpi_is_candidate(std::move(targets)) &&
+                        (mpi_pairs_repeated_edges_in_order() || !neighborhood.has_repeated_partner());
+  const bool mpi_everywhere = max_over_ranks(comm, mpi_here ? 0.0 : 1.0) == 0.0;
+  std::vector<int> port_counts{options.ports};
+  if (options.ports == 0) port_counts = {0, 1, 2};
+
+  Operation best;
+  Operation::Impl* best_impl = nullptr;  // best's, which moves keep in place
+  std::vector<TuneTrial> trials;
+  std::size_t best_trial = 0;
+  for (Algorithm algorithm : automatic_candidates()) {
+    if (algorithm == Algorithm::mpi && !mpi_everywhere) continue;
+    const bool scheduled = algorithm != Algorithm::mpi;
+    // A schedule the offsets do not allow (the torus limits) is skipped;
+    // it fails alike on every rank, and the flag is agreed anyway.
+    std::unique_ptr<Schedule> schedule;
+    if (scheduled) {
+      try {
+        schedule = std::make_unique<Schedule>(neighborhood.schedule(algorithm, collective));
+      } catch (const Error&) {
+      }
+      if (max_over_ranks(comm, schedule ? 0.0 : 1.0) != 0.0) continue;
+    }
+    for (int ports : scheduled ? port_counts : std::vector<int>{0}) {
+      std::unique_ptr<Operation::Impl> impl =
+          scheduled ? build_scheduled(neighborhood, *schedule, buffers, ports)
+                    : build_native(neighborhood, collective, buffers);
+      Operation::Impl* raw = impl.get();
+      Operation op = make_operation(std::move(impl));
+      double start = MPI_Wtime();
+      op.run();
+      const double warm = max_over_ranks(comm, MPI_Wtime() - start);
+      const int calls = static_cast<int>(
+          std::clamp(tune_budget_seconds / std::max(warm, 1e-9), 1.0, static_cast<double>(tune_max_calls)));
+      ISO_MPI_CHECK(MPI_Barrier(comm));
+      start = MPI_Wtime();
+      for (int k = 0; k < calls; ++k) op.run();
+      const double seconds = max_over_ranks(comm, (MPI_Wtime() - start) / calls);
+      trials.push_back({algorithm, scheduled ? ports : 0, calls, seconds});
+      if (!best_impl || seconds < trials[best_trial].seconds) {
+        best_trial = trials.size() - 1;
+        best = std::move(op);
+        best_impl = raw;
+      }
+    }
+  }
+  best_impl->trials = std::move(trials);
+  return best;
 }
 
 // Local argument checks common to every collective; empty when fine.
@@ -126,6 +199,7 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());
+  if (options.algorithm == Algorithm::tune) return tune(neighborhood, collective, buffers, options);
   const Algorithm algorithm = options.algorithm == Algorithm::automatic
                                   ? choose_algorithm(neighborhood, collective, buffers, options.ports)
                                   : options.algorithm;

@@ -99,7 +99,8 @@ const std::vector<Algorithm>& automatic_candidates() {
   static const std::vector<Algorithm> candidates = [] {
     std::vector<Algorithm> out;
     for (const AlgorithmInfo& info : algorithm_table())
-      if (info.algorithm != Algorithm::automatic) out.push_back(info.algorithm);
+      if (info.algorithm != Algorithm::automatic && info.algorithm != Algorithm::tune)
+        out.push_back(info.algorithm);
     return out;
   }();
   return candidates;

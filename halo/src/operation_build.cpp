@@ -18,6 +18,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
                                                  int ports) {
   auto impl = std::make_unique<Operation::Impl>();
   impl->schedule = std::move(schedule);
+  impl->ports = ports;
   const Schedule& plan = impl->schedule;
   // Tags base + round index (base + global rounds: the local copies) keep
   // this operation's messages apart from every other's on the shared

@@ -142,6 +142,8 @@ struct Operation::Impl {
   std::vector<char> bounce;
   std::deque<std::vector<char>> packed;  // contiguous images of small multi-block messages
   int current = -1;             // active step, -1 when inactive
+  int ports = 0;                // the limit execution_steps() grouped the steps with
+  std::vector<TuneTrial> trials;  // Algorithm::tune's measurements
 
   // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
   // the existing neighbors, block descriptions in MPI_BOTTOM-relative form.

@@ -212,4 +212,14 @@ const Schedule& Operation::schedule() const {
 
 Algorithm Operation::algorithm() const { return schedule().algorithm; }
 
+int Operation::ports() const {
+  if (!impl_) throw Error("iso::Operation::ports: the operation is empty");
+  return impl_->ports;
+}
+
+const std::vector<TuneTrial>& Operation::tune_trials() const {
+  if (!impl_) throw Error("iso::Operation::tune_trials: the operation is empty");
+  return impl_->trials;
+}
+
 }  // namespace iso

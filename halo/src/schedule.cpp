@@ -20,6 +20,7 @@ const char* to_string(Algorithm algorithm) {
     case Algorithm::basis: return "basis";
     case Algorithm::mpi: return "mpi";
     case Algorithm::automatic: return "auto";
+    case Algorithm::tune: return "tune";
   }
   return "?";
 }
@@ -46,6 +47,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       {Algorithm::basis, "basis", "additive", true, "one round per vector of a small additive basis of the offsets"},
       {Algorithm::mpi, "mpi", "native", false, "the MPI library's own neighborhood collective"},
       {Algorithm::automatic, "auto", "automatic", false, "the least predicted time of the others (cost model)"},
+      {Algorithm::tune, "tune", "autotune", false, "the least measured time of the others (timed at init)"},
   };
   return table;
 }
@@ -54,8 +56,9 @@ std::string algorithm_names(AlgorithmNames which, const std::string& separator, 
   std::vector<const char*> names;
   if (which == AlgorithmNames::auto_first) names.push_back("auto");
   for (const AlgorithmInfo& info : algorithm_table()) {
-    const bool automatic = info.algorithm == Algorithm::automatic;
-    if (automatic && which != AlgorithmNames::all) continue;
+    const bool automatic = info.algorithm == Algorithm::automatic || info.algorithm == Algorithm::tune;
+    if (info.algorithm == Algorithm::automatic && which != AlgorithmNames::all) continue;
+    if (automatic && which != AlgorithmNames::all && which != AlgorithmNames::auto_first) continue;
     if (which == AlgorithmNames::scheduled && !info.scheduled) continue;
     names.push_back(info.name);
   }
@@ -223,7 +226,8 @@ Routes make_routes(const OffsetList& offsets, Algorithm algorithm, const std::ve
     case Algorithm::direct: return route_direct(offsets);
     case Algorithm::basis: return route_basis(offsets, periodic);
     case Algorithm::mpi:
-    case Algorithm::automatic: break;
+    case Algorithm::automatic:
+    case Algorithm::tune: break;
   }
   throw Error(std::string("iso::build_schedule: algorithm \"") + to_string(algorithm) +
               "\" has no schedule of its own (use " + algorithm_names(AlgorithmNames::scheduled, ", ", " or ") + ")");

@@ -91,7 +91,7 @@ TEST(CApiFromCpp, HaloExchangeMatchesTheCppApi) {
     op.run();
   }
 
-  for (const char* algorithm : {"linear", "torus", "direct", "basis", "mpi", "auto", "hop", "torus-direct", "additive"}) {
+  for (const char* algorithm : {"linear", "torus", "direct", "basis", "mpi", "auto", "tune", "hop", "torus-direct", "additive", "autotune"}) {
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "iso_algorithm", algorithm);

@@ -433,7 +433,7 @@ int main(int argc, char** argv) {
   setenv("ISO_COST_MODEL", "defaults", 0);
   alarm(120); /* hang guard */
   setup();
-  const char* algorithms[] = {NULL, "linear", "torus", "direct", "basis", "mpi", "auto"};
+  const char* algorithms[] = {NULL, "linear", "torus", "direct", "basis", "mpi", "auto", "tune"};
   for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; ++a) check_algorithm(algorithms[a]);
   check_errors();
   MPI_Comm_free(&g_cart);

@@ -692,8 +692,10 @@ TEST(ScheduleCounts, AlgorithmNamesRoundTrip) {
   EXPECT_EQ(iso::parse_algorithm("auto"), Algorithm::automatic);
   EXPECT_EQ(iso::parse_algorithm("basis"), Algorithm::basis);
   EXPECT_EQ(iso::parse_algorithm("additive"), Algorithm::basis);
+  EXPECT_EQ(iso::parse_algorithm("tune"), Algorithm::tune);
+  EXPECT_EQ(iso::parse_algorithm("autotune"), Algorithm::tune);
   for (Algorithm a : {Algorithm::linear, Algorithm::torus, Algorithm::direct, Algorithm::basis, Algorithm::mpi,
-                      Algorithm::automatic})
+                      Algorithm::automatic, Algorithm::tune})
     EXPECT_EQ(iso::parse_algorithm(iso::to_string(a)), a) << iso::to_string(a);
   EXPECT_STREQ(iso::to_string(Collective::alltoall), "alltoall");
   EXPECT_STREQ(iso::to_string(Collective::allgather), "allgather");
@@ -701,8 +703,8 @@ TEST(ScheduleCounts, AlgorithmNamesRoundTrip) {
 
 // The lists help texts and errors print, from the one table.
 TEST(ScheduleCounts, AlgorithmNamesFollowTheTable) {
-  EXPECT_EQ(iso::algorithm_names(), "linear, torus, direct, basis, mpi, auto");
-  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::auto_first), "auto, linear, torus, direct, basis, mpi");
+  EXPECT_EQ(iso::algorithm_names(), "linear, torus, direct, basis, mpi, auto, tune");
+  EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::auto_first), "auto, linear, torus, direct, basis, mpi, tune");
   EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, ", ", " and "), "linear, torus, direct and basis");
   EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::fixed, ", ", " or "), "linear, torus, direct, basis or mpi");
   EXPECT_EQ(iso::algorithm_names(iso::AlgorithmNames::scheduled, "|"), "linear|torus|direct|basis");
@@ -1029,7 +1031,7 @@ TEST(ScheduleBadInput, WrongDimension) {
     }
   // Algorithms without a schedule of their own.
   const OffsetList ok(2, {1, 0, 0, 1});
-  for (Algorithm a : {Algorithm::mpi, Algorithm::automatic})
+  for (Algorithm a : {Algorithm::mpi, Algorithm::automatic, Algorithm::tune})
     for (Collective c : kCollectives)
       EXPECT_THROW(iso::build_schedule(ok, grid, coords.data(), a, c), iso::Error) << iso::to_string(a);
   const OffsetList w(1, {1, -1});

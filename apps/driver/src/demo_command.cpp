@@ -329,6 +329,10 @@ public:
             if (ran != predicted.chosen(collective))
               row.note = fmt::format("MISMATCH: plan --predict picks {}",
                                      iso::to_string(predicted.chosen(collective)));
+          } else if (algorithm == iso::Algorithm::tune) {
+            row.algorithm = fmt::format("tune\u2192{}{}", iso::to_string(ran),
+                                        op.ports() > 0 ? fmt::format(":p{}", op.ports()) : std::string());
+            row.note = fmt::format("fastest of {} timed candidates", op.tune_trials().size());
           } else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate) {
             row.note = "not a candidate of auto";
           }
@@ -405,7 +409,7 @@ public:
       }
       std::cout << fmt::format(
           "\npredicted: the cost model's time per call (maximum over ranks), as auto weighs it; "
-          "auto\u2192X: the\nalgorithm Algorithm::automatic picked. time/call: median of {} "
+          "auto\u2192X: the\nalgorithm Algorithm::automatic picked; tune\u2192X: the fastest candidate Algorithm::tune timed at init.\ntime/call: median of {} "
           "calls, maximum over ranks;\nratio = time/call divided by MPI's neighborhood "
           "collective (below 1: faster)\n",
           iterations_);

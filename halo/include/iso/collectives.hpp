@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 namespace iso {
 
@@ -20,6 +21,15 @@ struct OperationOptions {
   /// step (docs/design/schedules.md#steps-and-ports); ports caps the
   /// messages a step may post. Algorithm::mpi leaves it to the MPI library.
   int ports = 0;
+};
+
+/// One candidate Algorithm::tune timed at init: seconds per call, the
+/// maximum over processes of each process's mean over `calls` calls.
+struct TuneTrial {
+  Algorithm algorithm;
+  int ports;  ///< the port limit it ran with (0: no limit)
+  int calls;
+  double seconds;
 };
 
 /// A persistent collective operation. Its buffers and datatypes are fixed at
@@ -53,7 +63,13 @@ public:
   bool active() const;
 
   const Schedule& schedule() const;
+  /// The algorithm that runs (what automatic or tune chose).
   Algorithm algorithm() const;
+  /// The port limit it runs with (0: no limit; what tune chose).
+  int ports() const;
+  /// Algorithm::tune: every candidate's measurement, in the order tried, the
+  /// same on every process; empty for the other algorithms.
+  const std::vector<TuneTrial>& tune_trials() const;
 
   struct Impl;
 

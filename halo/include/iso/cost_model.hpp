@@ -143,7 +143,8 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
 double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes);
 
 /// The candidates of Algorithm::automatic in table order (algorithm_table()
-/// without auto): linear, torus, direct, mpi.
+/// without auto and tune): linear, torus, direct, basis, mpi. Algorithm::tune
+/// times the same candidates.
 const std::vector<Algorithm>& automatic_candidates();
 /// The rule of Algorithm::automatic, for the collectives and for predictions
 /// alike: `seconds[k]` is the predicted time of automatic_candidates()[k]

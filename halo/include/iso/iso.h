@@ -24,7 +24,7 @@ int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordin
                             MPI_Comm* isocomm);
 
 /** As Iso_neighborhood_create, with info keys:
- *   "iso_algorithm": linear | torus | direct | basis | mpi | auto  (default torus)
+ *   "iso_algorithm": linear | torus | direct | basis | mpi | auto | tune  (default torus)
  *                    for the inits on it;
  *   "iso_verify":    true | false  (default true) checks the offsets agree over
  *                    all ranks;

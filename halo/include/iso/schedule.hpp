@@ -22,14 +22,15 @@ enum class Algorithm {
   automatic,  ///< chosen per operation by the cost model (docs/design/cost-model.md#how-auto-chooses)
   // Last, so that the values above keep their numbers; lists follow algorithm_table().
   basis,   ///< one round per vector of an additive basis of the offsets (docs/design/schedules.md#basis)
+  tune,    ///< chosen per operation by timing every candidate at init (docs/design/cost-model.md#tune)
 };
 enum class Collective { alltoall, allgather };
 
 const char* to_string(Algorithm algorithm);
 const char* to_string(Collective collective);
 /// Accepts "linear" (also "straightforward"), "torus" (also "hop"), "direct"
-/// (also "torus-direct"), "basis" (also "additive"), "mpi" (also "native") and
-/// "auto"; throws iso::Error naming the allowed values.
+/// (also "torus-direct"), "basis" (also "additive"), "mpi" (also "native"),
+/// "auto" and "tune" (also "autotune"); throws iso::Error naming the allowed values.
 Algorithm parse_algorithm(const std::string& name);
 
 /// The algorithm table: every algorithm once, in the order auto breaks ties
@@ -44,8 +45,8 @@ struct AlgorithmInfo {
 const std::vector<AlgorithmInfo>& algorithm_table();
 /// Which names algorithm_names() lists.
 enum class AlgorithmNames {
-  all,           ///< linear, torus, direct, basis, mpi, auto
-  auto_first,    ///< auto, linear, torus, direct, basis, mpi (deck keys: the default first)
+  all,           ///< linear, torus, direct, basis, mpi, auto, tune
+  auto_first,    ///< auto, linear, torus, direct, basis, mpi, tune (deck keys: the default first)
   fixed,         ///< linear, torus, direct, basis, mpi
   scheduled,     ///< linear, torus, direct, basis
 };
