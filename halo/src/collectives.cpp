@@ -91,10 +91,10 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
     const bool scheduled = algorithm != Algorithm::mpi;
     // A schedule the offsets do not allow (the torus limits) is skipped;
     // it fails alike on every rank, and the flag is agreed anyway.
-    std::unique_ptr<Schedule> schedule;
+    const Schedule* schedule = nullptr;  // the neighborhood's, built once and kept
     if (scheduled) {
       try {
-        schedule = std::make_unique<Schedule>(neighborhood.schedule(algorithm, collective));
+        schedule = &neighborhood.schedule(algorithm, collective);
       } catch (const Error&) {
       }
       if (max_over_ranks(comm, schedule ? 0.0 : 1.0) != 0.0) continue;

@@ -12,12 +12,6 @@
 namespace iso_collectives_test {
 namespace {
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
                  [](unsigned char ch) { return std::tolower(ch); });

@@ -452,6 +452,12 @@ Buffer mpi_reference(MPI_Comm cart, const Partners& partners, const LayoutPair& 
   return result;
 }
 
+std::vector<int> dims_create(int d) {
+  std::vector<int> dims(static_cast<std::size_t>(d), 0);
+  MPI_Dims_create(world_size(), d, dims.data());
+  return dims;
+}
+
 RunResult run_library(const iso::Neighborhood& nbh, const LayoutPair& layouts,
                       iso::Algorithm algorithm, iso::Collective collective, int generation) {
   const int s = nbh.size();

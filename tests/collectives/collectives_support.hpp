@@ -30,6 +30,8 @@ int world_rank();
 int world_size();
 /// Logical AND of `ok` over MPI_COMM_WORLD.
 bool all_ranks(bool ok);
+/// MPI_Dims_create of the world size over `d` dimensions.
+std::vector<int> dims_create(int d);
 /// Bitwise OR of `bits` over MPI_COMM_WORLD.
 std::uint64_t any_rank_bits(std::uint64_t bits);
 /// Environment variable as an integer, or `fallback`.

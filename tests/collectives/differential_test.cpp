@@ -319,12 +319,6 @@ private:
   int minimized_ = 0;
 };
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 std::vector<std::vector<int>> moore(int d, int radius, bool include_self) {
   const iso::OffsetList list = iso::OffsetList::moore(d, radius, include_self);
   std::vector<std::vector<int>> offsets;

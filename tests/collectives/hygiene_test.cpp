@@ -16,12 +16,6 @@
 namespace iso_collectives_test {
 namespace {
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 std::string show(const HandleCounts& c) {
   std::ostringstream out;
   out << "requests " << c.requests << ", active requests " << c.active_requests << ", datatypes "

@@ -9,12 +9,6 @@
 namespace iso_collectives_test {
 namespace {
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 // Payload of user message `tag` from `rank`.
 int payload(int rank, int tag, int k) {
   return 1000000 + rank * 1000 + tag * 10 + k;

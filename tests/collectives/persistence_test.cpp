@@ -23,12 +23,6 @@ iso::OffsetList offsets_2d() {
   return iso::OffsetList(2, {1, 0, 0, -2, 1, 1, 0, 0, 1, 0, -3, 1, 2, -1});
 }
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 // Collective: every rank reaches the allreduce; failures are reported after it.
 void expect_all_ranks(const std::string& local_failure, const std::string& what) {
   const bool ok = all_ranks(local_failure.empty());

@@ -12,12 +12,6 @@
 namespace iso_collectives_test {
 namespace {
 
-std::vector<int> dims_create(int d) {
-  std::vector<int> dims(static_cast<std::size_t>(d), 0);
-  MPI_Dims_create(world_size(), d, dims.data());
-  return dims;
-}
-
 std::string describe(const std::vector<iso::TuneTrial>& trials) {
   std::string text;
   for (const iso::TuneTrial& t : trials)
