@@ -55,7 +55,11 @@ set(ISOSTENCIL_TEST_ENVIRONMENT
     # through ~/.cache/isostencil with tests running in parallel (and with a
     # run killed mid-write by the fault tests): what auto picks would change
     # from run to run. Tests of calibration and of the cache set or unset it.
-    "ISO_COST_MODEL=defaults")
+    "ISO_COST_MODEL=defaults"
+    # Algorithm::tune likewise: each test times its candidates afresh instead
+    # of reading another test's (or an earlier run's) choice. The cache's own
+    # tests name a file of their own.
+    "ISO_TUNE_CACHE=off")
 # Sanitized builds: the sanitizers' options travel with the tests, so a plain
 # `ctest --test-dir build-asan` runs them as scripts/sanitize.sh does. Leaks
 # are reported except Open MPI's (tests/sanitize/lsan.supp). Every process

@@ -7,9 +7,12 @@
 #include "iso/collectives.hpp"
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
+#include "iso/tune_cache.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,23 +30,36 @@ using detail::build_scheduled;
 using detail::type_info;
 using detail::TypeInfo;
 
-// Algorithm::automatic: the library's rule (cheapest_algorithm) on this
-// operation's predictions, the same on every rank (predictions are maxed over
-// ranks; mesh schedules differ).
-Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
-                           int ports) {
-  const CostModel& model = CostModel::for_comm(neighborhood.comm());
+BlockBytes bytes_of(const Buffers& buffers) {
   BlockBytes bytes;
   for (const BlockDesc& block : buffers.send) bytes.send.push_back(block_bytes(block));
   for (const BlockDesc& block : buffers.recv) bytes.recv.push_back(block_bytes(block));
+  return bytes;
+}
+
+struct Choice {
+  Algorithm algorithm;
+  int ports;
+};
+
+// Algorithm::automatic: the library's rule (cheapest_choice) on this
+// operation's predictions at every port count it considers, the same on
+// every rank (predictions are maxed over ranks; mesh schedules differ).
+Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+                        int ports) {
+  const CostModel& model = CostModel::for_comm(neighborhood.comm());
+  const BlockBytes bytes = bytes_of(buffers);
   const std::vector<Algorithm>& candidates = automatic_candidates();
-  // One prediction per candidate, then 1 where mpi is no candidate here.
+  const std::vector<int> port_counts = candidate_port_counts(ports);
+  // [candidate][port count] (mpi: its one prediction at every port count),
+  // then 1 where mpi is no candidate here.
   std::vector<double> predicted;
   for (Algorithm algorithm : candidates)
-    predicted.push_back(algorithm == Algorithm::mpi
-                            ? predict_native_seconds(model, neighborhood.size(), bytes)
-                            : predict_execution_seconds(model, neighborhood.schedule(algorithm, collective), bytes,
-                                                        neighborhood.rank(), ports));
+    for (int p : port_counts)
+      predicted.push_back(algorithm == Algorithm::mpi
+                              ? predict_native_seconds(model, neighborhood.size(), bytes)
+                              : predict_execution_seconds(model, neighborhood.schedule(algorithm, collective), bytes,
+                                                          neighborhood.rank(), p));
   std::vector<int> targets;
   for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
   predicted.push_back(mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
@@ -51,21 +67,60 @@ Algorithm choose_algorithm(const Neighborhood& neighborhood, Collective collecti
                               MPI_MAX, neighborhood.comm()));
   const bool mpi_everywhere = predicted.back() == 0.0;
   predicted.pop_back();
-  return cheapest_algorithm(predicted, mpi_everywhere);
+  const CheapestChoice best = cheapest_choice(predicted, port_counts, mpi_everywhere);
+  return {best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
 }
 
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
-// that applies, scheduled ones at the caller's port limit and, where that is
-// no limit, also at 1 and 2 ports, runs on the caller's buffers: one warm-up
-// call, then as many timed calls as fit in tune_budget_seconds (at least 1,
-// at most tune_max_calls). Every decision uses times maxed over processes,
-// so every rank agrees; the first least time wins.
+// that applies, scheduled ones at every port count auto considers, runs on
+// the caller's buffers: one warm-up call, then as many timed calls as fit in
+// tune_budget_seconds (at least 1, at most tune_max_calls). Every decision
+// uses times maxed over processes, so every rank agrees; the first least
+// time wins. The choice is cached (docs/design/cost-model.md#the-tune-cache).
 constexpr double tune_budget_seconds = 0.01;
 constexpr int tune_max_calls = 5;
 
 double max_over_ranks(MPI_Comm comm, double value) {
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, comm));
   return value;
+}
+
+// The tune cache's key of this operation, on rank 0 (empty elsewhere, and
+// everywhere when rank 0 keeps no cache). Collective.
+std::string tune_key(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers, int ports,
+                     const std::string& path, std::string& note) {
+  const MPI_Comm comm = neighborhood.comm();
+  int use = neighborhood.rank() == 0 && !path.empty() ? 1 : 0;
+  ISO_MPI_CHECK(MPI_Bcast(&use, 1, MPI_INT, 0, comm));
+  if (!use) return {};
+  const std::string machine = machine_signature(comm);
+  const BlockBytes bytes = bytes_of(buffers);
+  const std::uint64_t mine = block_bytes_digest(bytes);
+  // Equal sizes everywhere: the one digest (what `plan --predict` computes);
+  // otherwise a combination over ranks.
+  std::uint64_t range[2] = {mine, ~mine};
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_UINT64_T, MPI_MIN, comm));
+  std::uint64_t digest = mine;
+  const bool uniform = range[0] == ~range[1];
+  if (!uniform) {
+    digest = mix_fingerprint(static_cast<std::uint64_t>(neighborhood.rank()), mine);
+    ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &digest, 1, MPI_UINT64_T, MPI_SUM, comm));
+  }
+  if (neighborhood.rank() != 0) return {};
+  const CartGeometry& grid = neighborhood.geometry();
+  std::string dims;
+  for (int p : grid.sizes) dims += (dims.empty() ? "" : "x") + std::to_string(p);
+  std::string sizes = "no blocks";
+  if (!bytes.recv.empty()) {
+    const auto [least, most] = std::minmax_element(bytes.recv.begin(), bytes.recv.end());
+    sizes = *least == *most ? "blocks of " + std::to_string(*least) + " B"
+                            : "blocks of " + std::to_string(*least) + " to " + std::to_string(*most) + " B";
+    if (!uniform) sizes += " (rank 0; other ranks differ)";
+  }
+  note = std::string(to_string(collective)) + ", " + std::to_string(neighborhood.size()) + " offsets in " +
+         std::to_string(grid.dims()) + "-D, grid " + dims + ", " + sizes +
+         ", ports " + std::to_string(ports) + "; " + machine;
+  return tune_cache_key(machine, collective, neighborhood.offsets(), grid, ports, digest);
 }
 
 Operation tune(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
@@ -79,8 +134,60 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
   const bool mpi_here = mpi_is_candidate(std::move(targets)) &&
                         (mpi_pairs_repeated_edges_in_order() || !neighborhood.has_repeated_partner());
   const bool mpi_everywhere = max_over_ranks(comm, mpi_here ? 0.0 : 1.0) == 0.0;
-  std::vector<int> port_counts{options.ports};
-  if (options.ports == 0) port_counts = {0, 1, 2};
+  const std::vector<int> port_counts = candidate_port_counts(options.ports);
+  // A schedule the offsets do not allow (the torus limits) is no candidate;
+  // it fails alike on every rank, and the flag is agreed anyway.
+  auto schedule_of = [&](Algorithm algorithm) -> const Schedule* {
+    const Schedule* schedule = nullptr;  // the neighborhood's, built once and kept
+    try {
+      schedule = &neighborhood.schedule(algorithm, collective);
+    } catch (const Error&) {
+    }
+    return max_over_ranks(comm, schedule ? 0.0 : 1.0) == 0.0 ? schedule : nullptr;
+  };
+  auto build = [&](Algorithm algorithm, const Schedule* schedule, int ports) {
+    return algorithm == Algorithm::mpi ? build_native(neighborhood, collective, buffers)
+                                       : build_scheduled(neighborhood, *schedule, buffers, ports);
+  };
+
+  // Rank 0 reads the cache and broadcasts what it found: found, algorithm,
+  // ports, trial count, then algorithm, ports, calls, seconds per trial.
+  const std::string path = neighborhood.rank() == 0 ? tune_cache_path() : std::string();
+  std::string note;
+  const std::string key = tune_key(neighborhood, collective, buffers, options.ports, path, note);
+  std::vector<double> found{0};
+  if (!key.empty())
+    if (const std::optional<TuneChoice> cached = tune_cache_find(path, key)) {
+      found = {1, static_cast<double>(cached->algorithm), static_cast<double>(cached->ports),
+               static_cast<double>(cached->trials.size())};
+      for (const TuneTrial& t : cached->trials)
+        found.insert(found.end(), {static_cast<double>(t.algorithm), static_cast<double>(t.ports),
+                                   static_cast<double>(t.calls), t.seconds});
+    }
+  int count = static_cast<int>(found.size());
+  ISO_MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT, 0, comm));
+  found.resize(static_cast<std::size_t>(count));
+  ISO_MPI_CHECK(MPI_Bcast(found.data(), count, MPI_DOUBLE, 0, comm));
+  if (found[0] == 1) {
+    const auto algorithm = static_cast<Algorithm>(static_cast<int>(found[1]));
+    const int ports = static_cast<int>(found[2]);
+    const std::vector<Algorithm>& candidates = automatic_candidates();
+    // Used only where it is still a candidate of this operation (the same
+    // verdict on every rank).
+    const bool known = std::find(candidates.begin(), candidates.end(), algorithm) != candidates.end() &&
+                       (algorithm == Algorithm::mpi
+                            ? mpi_everywhere && ports == 0
+                            : std::find(port_counts.begin(), port_counts.end(), ports) != port_counts.end());
+    const Schedule* schedule = known && algorithm != Algorithm::mpi ? schedule_of(algorithm) : nullptr;
+    if (known && (algorithm == Algorithm::mpi || schedule)) {
+      std::unique_ptr<Operation::Impl> impl = build(algorithm, schedule, ports);
+      for (std::size_t k = 4; k + 3 < found.size(); k += 4)
+        impl->trials.push_back({static_cast<Algorithm>(static_cast<int>(found[k])), static_cast<int>(found[k + 1]),
+                                static_cast<int>(found[k + 2]), found[k + 3]});
+      impl->tune_cached = true;
+      return make_operation(std::move(impl));
+    }
+  }
 
   Operation best;
   Operation::Impl* best_impl = nullptr;  // best's, which moves keep in place
@@ -89,20 +196,10 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
   for (Algorithm algorithm : automatic_candidates()) {
     if (algorithm == Algorithm::mpi && !mpi_everywhere) continue;
     const bool scheduled = algorithm != Algorithm::mpi;
-    // A schedule the offsets do not allow (the torus limits) is skipped;
-    // it fails alike on every rank, and the flag is agreed anyway.
-    const Schedule* schedule = nullptr;  // the neighborhood's, built once and kept
-    if (scheduled) {
-      try {
-        schedule = &neighborhood.schedule(algorithm, collective);
-      } catch (const Error&) {
-      }
-      if (max_over_ranks(comm, schedule ? 0.0 : 1.0) != 0.0) continue;
-    }
+    const Schedule* schedule = scheduled ? schedule_of(algorithm) : nullptr;
+    if (scheduled && !schedule) continue;
     for (int ports : scheduled ? port_counts : std::vector<int>{0}) {
-      std::unique_ptr<Operation::Impl> impl =
-          scheduled ? build_scheduled(neighborhood, *schedule, buffers, ports)
-                    : build_native(neighborhood, collective, buffers);
+      std::unique_ptr<Operation::Impl> impl = build(algorithm, schedule, ports);
       Operation::Impl* raw = impl.get();
       Operation op = make_operation(std::move(impl));
       double start = MPI_Wtime();
@@ -120,6 +217,13 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
         best = std::move(op);
         best_impl = raw;
       }
+    }
+  }
+  if (!key.empty()) {
+    try {
+      tune_cache_store(path, key, {trials[best_trial].algorithm, trials[best_trial].ports, trials}, note);
+    } catch (const Error&) {
+      // An unwritable cache only costs a tuning next time.
     }
   }
   best_impl->trials = std::move(trials);
@@ -200,12 +304,12 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
   buffers.temp.resize(neighborhood.size());
   buffers.temp2.resize(neighborhood.size());
   if (options.algorithm == Algorithm::tune) return tune(neighborhood, collective, buffers, options);
-  const Algorithm algorithm = options.algorithm == Algorithm::automatic
-                                  ? choose_algorithm(neighborhood, collective, buffers, options.ports)
-                                  : options.algorithm;
-  if (algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
-  return make_operation(
-      build_scheduled(neighborhood, neighborhood.schedule(algorithm, collective), std::move(buffers), options.ports));
+  const Choice choice = options.algorithm == Algorithm::automatic
+                           ? choose_algorithm(neighborhood, collective, buffers, options.ports)
+                           : Choice{options.algorithm, options.ports};
+  if (choice.algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
+  return make_operation(build_scheduled(neighborhood, neighborhood.schedule(choice.algorithm, collective),
+                                        std::move(buffers), choice.ports));
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,
@@ -234,6 +338,20 @@ Operation regular_init(const char* where, Collective collective, const Neighborh
 }
 
 }  // namespace
+
+std::string describe_choice(const Operation& operation) {
+  std::string text = to_string(operation.algorithm());
+  if (operation.ports() > 0) text += ":p" + std::to_string(operation.ports());
+  const std::vector<TuneTrial>& trials = operation.tune_trials();
+  if (trials.empty()) return text;
+  double least = trials.front().seconds;
+  for (const TuneTrial& t : trials) least = std::min(least, t.seconds);
+  char figure[32];
+  std::snprintf(figure, sizeof figure, "%.3g", least * 1e6);
+  return text + (operation.tune_cached() ? " (tune cache: " : " (tune: ") + figure + " us per call, the fastest of " +
+         std::to_string(trials.size()) + " candidates timed " +
+         (operation.tune_cached() ? "in an earlier run)" : "at init)");
+}
 
 Operation alltoall_init(const Neighborhood& neighborhood, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                         void* recvbuf, int recvcount, MPI_Datatype recvtype, const OperationOptions& options) {

@@ -52,12 +52,12 @@ int size_of(MPI_Comm comm) {
   return size;
 }
 
-void make_directories(const std::string& path) {
+}  // namespace
+
+void detail::make_directories(const std::string& path) {
   for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
     mkdir(path.substr(0, slash).c_str(), 0755);
 }
-
-}  // namespace
 
 double detail::predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes) {
   double seconds = 0;
@@ -117,6 +117,35 @@ Algorithm cheapest_algorithm(const std::vector<double>& seconds, bool mpi_candid
     if (best == candidates.size() || seconds[k] < seconds[best]) best = k;
   }
   return candidates[best];
+}
+
+std::vector<int> candidate_port_counts(int ports) {
+  if (ports < 0) throw Error("iso::candidate_port_counts: ports is " + std::to_string(ports));
+  return ports == 0 ? std::vector<int>{0, 1, 2} : std::vector<int>{ports};
+}
+
+CheapestChoice cheapest_choice(const std::vector<double>& seconds, const std::vector<int>& port_counts,
+                               bool mpi_candidate) {
+  const std::vector<Algorithm>& candidates = automatic_candidates();
+  const std::size_t n = port_counts.size();
+  if (n == 0 || seconds.size() != candidates.size() * n)
+    throw Error("iso::cheapest_choice: " + std::to_string(seconds.size()) + " predictions for " +
+                std::to_string(candidates.size()) + " candidates at " + std::to_string(n) + " port counts");
+  // Each candidate at its best port count (the first of least time), then
+  // the candidates by cheapest_algorithm's rule.
+  std::vector<double> least(candidates.size());
+  std::vector<int> at(candidates.size());
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    std::size_t best = 0;
+    for (std::size_t p = 1; p < n; ++p)
+      if (seconds[k * n + p] < seconds[k * n + best]) best = p;
+    least[k] = seconds[k * n + best];
+    at[k] = port_counts[best];
+  }
+  const Algorithm algorithm = cheapest_algorithm(least, mpi_candidate);
+  const std::size_t index =
+      static_cast<std::size_t>(std::find(candidates.begin(), candidates.end(), algorithm) - candidates.begin());
+  return {algorithm, algorithm == Algorithm::mpi ? 0 : at[index], least[index]};
 }
 
 bool mpi_is_candidate(std::vector<int> targets) {
@@ -270,7 +299,7 @@ CostModel CostModel::load(const std::string& path) {
 }
 
 void CostModel::save(const std::string& path) const {
-  make_directories(path);
+  detail::make_directories(path);
   // Written beside the target and renamed over it: a reader (another job on
   // the same cache, or one racing a job killed mid-write) sees the old file or
   // the new one whole, never a truncated figure that still parses. Something

@@ -144,6 +144,7 @@ struct Operation::Impl {
   int current = -1;             // active step, -1 when inactive
   int ports = 0;                // the limit execution_steps() grouped the steps with
   std::vector<TuneTrial> trials;  // Algorithm::tune's measurements
+  bool tune_cached = false;       // ... read from the tune cache, not timed now
 
   // The MPI library's own collective (Algorithm::mpi) on an adjacent graph of
   // the existing neighbors, block descriptions in MPI_BOTTOM-relative form.

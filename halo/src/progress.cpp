@@ -222,4 +222,9 @@ const std::vector<TuneTrial>& Operation::tune_trials() const {
   return impl_->trials;
 }
 
+bool Operation::tune_cached() const {
+  if (!impl_) throw Error("iso::Operation::tune_cached: the operation is empty");
+  return impl_->tune_cached;
+}
+
 }  // namespace iso

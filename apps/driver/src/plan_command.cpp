@@ -149,8 +149,10 @@ public:
     const Plan plan = compute_plan(resolved.description, resolved.offsets, grid, ports_);
     Predictions predictions;
     if (predict_) {
-      predictions = predict(resolved.offsets, grid, model, block_bytes);
+      predictions = predict(resolved.offsets, grid, model, block_bytes, ports_);
       predictions.model_note = model_note;
+      // Rank 0 alone from here: the key of a one-host run in this environment.
+      add_tune_cache(predictions, resolved.offsets, grid, MPI_COMM_SELF);
     }
     const int rank = static_cast<int>(rank_);
     std::vector<int> coords(static_cast<std::size_t>(dims));

@@ -189,8 +189,23 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
       {"halo_share", compute > 0 ? report.halo_seconds / compute : 0.0},
       {"mcells_per_s", rate},
       {"note", "maxima over ranks; halo = exposed exchange time (start + wait)"}};
+  nlohmann::ordered_json tune = nullptr;
+  if (!report.tune_trials.empty()) {
+    nlohmann::ordered_json trials = nlohmann::ordered_json::array();
+    for (const iso::TuneTrial& t : report.tune_trials)
+      trials.push_back({{"algorithm", iso::to_string(t.algorithm)},
+                        {"ports", t.ports},
+                        {"calls", t.calls},
+                        {"seconds", t.seconds}});
+    tune = {{"cached", report.tune_cached},
+            {"trials", trials},
+            {"rule", "least seconds per call (maximum over ranks); ties: the first tried"}};
+  }
   json["halo"] = {{"requested", report.algorithm_requested},
                   {"algorithm", report.algorithm_chosen},
+                  {"ports", report.halo_ports},
+                  {"description", report.algorithm_text},
+                  {"tune", tune},
                   {"validate_every", deck.halo.validate_every},
                   {"validations", report.validations},
                   {"validated_ghost_cells", report.validated_cells},
@@ -241,7 +256,7 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
         seconds_text(report.validation_seconds), seconds_text(report.measure_seconds), rate);
     out += fmt::format(
         "  halo     requested {}, ran {}; {}\n", report.algorithm_requested,
-        report.algorithm_chosen,
+        report.algorithm_text,
         report.validations == 0
             ? (deck.halo.validate_every == 0
                    ? std::string("not validated (halo.validate_every = 0)")

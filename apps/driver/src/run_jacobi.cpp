@@ -96,7 +96,7 @@ public:
   }
 
   iso::HaloValidation validate_halo() { return jacobi_->halo().validate(); }
-  std::string algorithm() { return iso::to_string(jacobi_->algorithm()); }
+  const iso::Operation& halo_operation() { return jacobi_->halo().operation(); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("u", grid_, jacobi_->solution()); }
   void write_state(core::CheckpointWriter& writer) {

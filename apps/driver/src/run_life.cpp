@@ -106,7 +106,7 @@ public:
   }
 
   iso::HaloValidation validate_halo() { return life_.halo().validate(); }
-  std::string algorithm() { return iso::to_string(life_.algorithm()); }
+  const iso::Operation& halo_operation() { return life_.halo().operation(); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("cells", life_.grid(), life_.cells()); }
   void write_state(core::CheckpointWriter& writer) { writer.write("cells", life_.grid(), life_.cells()); }

@@ -319,9 +319,12 @@ const Prediction& SizePrediction::at(iso::Algorithm algorithm, iso::Collective c
 }
 
 Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
-                    const iso::CostModel& model, const std::vector<long>& block_bytes) {
+                    const iso::CostModel& model, const std::vector<long>& block_bytes, int ports) {
   Predictions out;
   out.model = model;
+  out.ports = ports;
+  out.port_counts = iso::candidate_port_counts(ports);
+  const std::size_t n_ports = out.port_counts.size();
   out.torus = std::all_of(grid.periodic.begin(), grid.periodic.end(), [](bool p) { return p; });
   long double procs = 1;
   for (int p : grid.sizes)
@@ -340,15 +343,17 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
     SizePrediction size;
     size.block_bytes = bytes;
     size.entries.resize(candidates.size());
+    for (auto& entry : size.entries)
+      for (Prediction& p : entry) p.seconds_at.assign(n_ports, 0.0);
     out.sizes.push_back(size);
     weights.push_back({regular_block_bytes(s, iso::Collective::alltoall, bytes),
                        regular_block_bytes(s, iso::Collective::allgather, bytes)});
   }
-  auto keep_max = [](Prediction& into, long rounds, long blocks, long bytes, double seconds) {
+  auto keep_max = [](Prediction& into, long rounds, long blocks, long bytes, std::size_t port, double seconds) {
     into.rounds = std::max(into.rounds, rounds);
     into.volume_blocks = std::max(into.volume_blocks, blocks);
     into.volume_bytes = std::max(into.volume_bytes, bytes);
-    into.seconds = std::max(into.seconds, seconds);
+    into.seconds_at[port] = std::max(into.seconds_at[port], seconds);
   };
 
   std::vector<int> coords(static_cast<std::size_t>(grid.dims()));
@@ -366,9 +371,10 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
         if (candidates[a] == iso::Algorithm::mpi) {
           // The native collective: all messages in one call.
           for (std::size_t k = 0; k < out.sizes.size(); ++k)
-            keep_max(out.sizes[k].entries[a][c], existing > 0 ? 1 : 0, existing,
-                     existing * out.sizes[k].block_bytes,
-                     iso::predict_native_seconds(model, s, weights[k][c]));
+            for (std::size_t p = 0; p < n_ports; ++p)
+              keep_max(out.sizes[k].entries[a][c], existing > 0 ? 1 : 0, existing,
+                       existing * out.sizes[k].block_bytes, p,
+                       iso::predict_native_seconds(model, s, weights[k][c]));
           continue;
         }
         const iso::Schedule schedule =
@@ -376,21 +382,67 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
         const long rounds = static_cast<long>(schedule.rounds.size());
         const long blocks = schedule.blocks_sent();
         for (std::size_t k = 0; k < out.sizes.size(); ++k)
-          keep_max(out.sizes[k].entries[a][c], rounds, blocks, blocks * out.sizes[k].block_bytes,
-                   iso::predict_execution_seconds(model, schedule, weights[k][c], rank));
+          for (std::size_t p = 0; p < n_ports; ++p)
+            keep_max(out.sizes[k].entries[a][c], rounds, blocks, blocks * out.sizes[k].block_bytes, p,
+                     iso::predict_execution_seconds(model, schedule, weights[k][c], rank, out.port_counts[p]));
       }
     }
   }
 
+  // The library's rule: each candidate at its best port count, then the
+  // cheapest (iso::cheapest_choice).
   for (auto& size : out.sizes) {
     for (std::size_t c = 0; c < 2; ++c) {
       std::vector<double> seconds;
-      for (const auto& entry : size.entries) seconds.push_back(entry[c].seconds);
-      size.choice[c] = iso::cheapest_algorithm(seconds, out.mpi_candidate);
+      for (std::size_t a = 0; a < candidates.size(); ++a) {
+        Prediction& p = size.entries[a][c];
+        seconds.insert(seconds.end(), p.seconds_at.begin(), p.seconds_at.end());
+        std::size_t best = 0;
+        for (std::size_t k = 1; k < n_ports; ++k)
+          if (p.seconds_at[k] < p.seconds_at[best]) best = k;
+        p.seconds = p.seconds_at[best];
+        p.ports = candidates[a] == iso::Algorithm::mpi ? 0 : out.port_counts[best];
+      }
+      const iso::CheapestChoice choice = iso::cheapest_choice(seconds, out.port_counts, out.mpi_candidate);
+      size.choice[c] = choice.algorithm;
+      size.choice_ports[c] = choice.ports;
     }
   }
   return out;
 }
+
+void add_tune_cache(Predictions& predictions, const iso::OffsetList& offsets, const iso::CartGeometry& grid,
+                    MPI_Comm comm) {
+  predictions.tune_looked_up = true;
+  predictions.tune_cache = iso::tune_cache_path();
+  predictions.tune_machine = iso::machine_signature(comm);
+  if (predictions.tune_cache.empty()) return;
+  const auto& collectives = plan_collectives();
+  for (auto& size : predictions.sizes)
+    for (std::size_t c = 0; c < collectives.size(); ++c) {
+      const std::string key = iso::tune_cache_key(
+          predictions.tune_machine, collectives[c], offsets, grid, predictions.ports,
+          iso::block_bytes_digest(regular_block_bytes(offsets.size(), collectives[c], size.block_bytes)));
+      size.tuned[c] = iso::tune_cache_find(predictions.tune_cache, key);
+    }
+}
+
+namespace {
+
+std::string with_ports(iso::Algorithm algorithm, int ports) {
+  return std::string(iso::to_string(algorithm)) + (ports > 0 ? ":p" + std::to_string(ports) : "");
+}
+
+std::string tuned_text(const std::optional<iso::TuneChoice>& tuned) {
+  if (!tuned) return "not cached";
+  double least = 0;
+  for (const iso::TuneTrial& t : tuned->trials)
+    if (least == 0 || t.seconds < least) least = t.seconds;
+  return fmt::format("{} ({:.3f} us, {} timed)", with_ports(tuned->algorithm, tuned->ports), least * 1e6,
+                     tuned->trials.size());
+}
+
+}  // namespace
 
 std::string format_model_text(const iso::CostModel& model, const std::string& note) {
   return fmt::format(
@@ -431,23 +483,42 @@ std::string format_predictions_text(const Predictions& predictions) {
           mark = "<- auto";
         else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate)
           mark = "excluded";
-        table.add({iso::to_string(collective), iso::to_string(algorithm), std::to_string(p.rounds),
+        table.add({iso::to_string(collective), with_ports(algorithm, p.ports), std::to_string(p.rounds),
                    std::to_string(p.volume_blocks), std::to_string(p.volume_bytes),
                    fmt::format("{:.3f}", p.seconds * 1e6), mark});
       }
     }
     out += table.str();
   }
+  std::string limits;
+  for (int p : predictions.port_counts) limits += (limits.empty() ? "" : ", ") + std::to_string(p);
   out +=
       "\nauto picks the least predicted time (ties: the first of " +
       iso::algorithm_names(iso::AlgorithmNames::fixed) + ";\n"
-      "mpi = the MPI library's neighborhood collective, all messages in one call):\n";
-  Table choices({"block", "alltoall", "allgather"}, 3);
-  for (const auto& size : predictions.sizes)
-    choices.add({fmt::format("{} B", size.block_bytes),
-                 iso::to_string(size.chosen(iso::Collective::alltoall)),
-                 iso::to_string(size.chosen(iso::Collective::allgather))});
+      "each at its best port limit of " + limits + ", :pK = at most K messages each way, 0 = no limit;\n"
+      "mpi = the MPI library's neighborhood collective, all messages in one call)" +
+      (predictions.tune_looked_up ? ", and what tune chose\nin an earlier run (the tune cache)" : "") + ":\n";
+  std::vector<std::string> heads{"block", "alltoall", "allgather"};
+  if (predictions.tune_looked_up) heads = {"block", "alltoall", "allgather", "tune alltoall", "tune allgather"};
+  Table choices(heads, 3);
+  for (const auto& size : predictions.sizes) {
+    std::vector<std::string> row{fmt::format("{} B", size.block_bytes),
+                                 with_ports(size.chosen(iso::Collective::alltoall),
+                                            size.chosen_ports(iso::Collective::alltoall)),
+                                 with_ports(size.chosen(iso::Collective::allgather),
+                                            size.chosen_ports(iso::Collective::allgather))};
+    if (predictions.tune_looked_up) {
+      row.push_back(tuned_text(size.tuned[0]));
+      row.push_back(tuned_text(size.tuned[1]));
+    }
+    choices.add(row);
+  }
   out += choices.str();
+  if (predictions.tune_looked_up)
+    out += predictions.tune_cache.empty()
+               ? "tune cache: off (ISO_TUNE_CACHE=off)\n"
+               : "tune cache: " + predictions.tune_cache + ", keyed for " + predictions.tune_machine +
+                     " (docs/design/cost-model.md#the-tune-cache)\n";
   return out;
 }
 
@@ -468,10 +539,30 @@ nlohmann::ordered_json predictions_to_json(const Predictions& predictions) {
             {"volume_blocks", p.volume_blocks},
             {"volume_bytes", p.volume_bytes},
             {"predicted_seconds", p.seconds},
+            {"ports", p.ports},
         };
       }
-    for (iso::Collective collective : plan_collectives())
+    for (iso::Collective collective : plan_collectives()) {
       per_size["auto"][iso::to_string(collective)] = iso::to_string(size.chosen(collective));
+      per_size["auto_ports"][iso::to_string(collective)] = size.chosen_ports(collective);
+    }
+    if (predictions.tune_looked_up)
+      for (std::size_t c = 0; c < plan_collectives().size(); ++c) {
+        const auto& tuned = size.tuned[c];
+        nlohmann::ordered_json entry = {{"cached", tuned.has_value()}};
+        if (tuned) {
+          entry["algorithm"] = iso::to_string(tuned->algorithm);
+          entry["ports"] = tuned->ports;
+          auto trials = nlohmann::ordered_json::array();
+          for (const iso::TuneTrial& t : tuned->trials)
+            trials.push_back({{"algorithm", iso::to_string(t.algorithm)},
+                              {"ports", t.ports},
+                              {"calls", t.calls},
+                              {"seconds", t.seconds}});
+          entry["trials"] = trials;
+        }
+        per_size["tune"][iso::to_string(plan_collectives()[c])] = entry;
+      }
   }
   return json;
 }
@@ -481,8 +572,14 @@ nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions) 
           {"processes_evaluated", predictions.processes_evaluated},
           {"torus", predictions.torus},
           {"mpi_candidate", predictions.mpi_candidate},
+          {"ports", predictions.ports},
+          {"port_counts", predictions.port_counts},
+          {"tune_cache", predictions.tune_looked_up ? nlohmann::ordered_json{{"path", predictions.tune_cache},
+                                                                             {"machine", predictions.tune_machine}}
+                                                    : nlohmann::ordered_json()},
           {"rule",
-           "auto = least predicted_seconds (maximum over processes); ties: first of " +
+           "auto = least predicted_seconds (maximum over processes), each algorithm at its best of "
+           "port_counts; ties: first of " +
                iso::algorithm_names(iso::AlgorithmNames::fixed) +
                "; mpi excluded where a process's targets coincide"}};
 }

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace iso {
@@ -65,11 +66,14 @@ public:
   const Schedule& schedule() const;
   /// The algorithm that runs (what automatic or tune chose).
   Algorithm algorithm() const;
-  /// The port limit it runs with (0: no limit; what tune chose).
+  /// The port limit it runs with (0: no limit; what automatic or tune chose).
   int ports() const;
   /// Algorithm::tune: every candidate's measurement, in the order tried, the
   /// same on every process; empty for the other algorithms.
   const std::vector<TuneTrial>& tune_trials() const;
+  /// Algorithm::tune: whether the choice and trials came from the tune cache
+  /// (an earlier run's measurements; nothing was timed at this init).
+  bool tune_cached() const;
 
   struct Impl;
 
@@ -78,6 +82,11 @@ private:
   std::unique_ptr<Impl> impl_;
   friend Operation make_operation(std::unique_ptr<Impl> impl);
 };
+
+/// What runs, for reports: "torus", "torus:p2" (a port limit), and for
+/// Algorithm::tune why: "torus:p1 (tune: 12.3 us per call, the fastest of 13
+/// candidates timed at init)" or "... (tune cache: ...)".
+std::string describe_choice(const Operation& operation);
 
 /// Whether the MPI library's neighborhood collectives pair repeated edges in
 /// order: the k-th message to a neighbor listed several times lands in the

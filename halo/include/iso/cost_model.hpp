@@ -152,6 +152,22 @@ const std::vector<Algorithm>& automatic_candidates();
 /// (strict '<'), mpi only where `mpi_candidate`. Throws iso::Error unless
 /// `seconds` has one entry per candidate.
 Algorithm cheapest_algorithm(const std::vector<double>& seconds, bool mpi_candidate);
+/// The port limits automatic and tune consider for an operation asked to
+/// run with `ports`: that one, or where it is 0 (no limit) 0, 1 and 2
+/// (docs/design/cost-model.md#ports). Throws iso::Error on a negative count.
+std::vector<int> candidate_port_counts(int ports);
+/// automatic's choice of algorithm and port limit.
+struct CheapestChoice {
+  Algorithm algorithm;
+  int ports;       ///< 0 for mpi (the MPI library posts every message at once)
+  double seconds;  ///< its prediction
+};
+/// The rule of Algorithm::automatic over port counts: `seconds[k * n + p]`
+/// is the prediction of automatic_candidates()[k] at port_counts[p] (n port
+/// counts; mpi's the same at each). Each candidate is priced at its first
+/// port count of least time; then cheapest_algorithm decides.
+CheapestChoice cheapest_choice(const std::vector<double>& seconds, const std::vector<int>& port_counts,
+                               bool mpi_candidate);
 /// Whether mpi may be automatic's choice at a process whose blocks go to
 /// `targets` (ranks; -1: no target): not where two coincide (tiny tori), since
 /// mpi merges their blocks into one message, which the model does not price.

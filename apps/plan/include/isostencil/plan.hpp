@@ -4,12 +4,14 @@
 #pragma once
 
 #include "iso/cost_model.hpp"
+#include "iso/tune_cache.hpp"
 #include "iso/geometry.hpp"
 #include "iso/schedule.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +80,11 @@ struct Prediction {
   long rounds = 0;         ///< communication rounds at a process (the native collective: 1)
   long volume_blocks = 0;  ///< blocks sent per call by a process
   long volume_bytes = 0;   ///< bytes sent per call by a process
-  double seconds = 0;      ///< predicted time per call
+  double seconds = 0;      ///< predicted time per call, at `ports`
+  /// The port limit of that prediction: the one asked for, or where that is
+  /// 0 the best of iso::candidate_port_counts (mpi: 0).
+  int ports = 0;
+  std::vector<double> seconds_at;  ///< per candidate port count (maximum over processes)
 };
 
 struct SizePrediction {
@@ -86,10 +92,17 @@ struct SizePrediction {
   /// [algorithm in iso::automatic_candidates() order][0: alltoall, 1: allgather]
   std::vector<std::array<Prediction, 2>> entries;
   std::array<iso::Algorithm, 2> choice{iso::Algorithm::linear, iso::Algorithm::linear};
+  std::array<int, 2> choice_ports{0, 0};  ///< the port limit auto runs `choice` with
+  /// What Algorithm::tune chose earlier for this operation, from the tune
+  /// cache (add_tune_cache; empty: not cached, or not looked up).
+  std::array<std::optional<iso::TuneChoice>, 2> tuned;
 
   const Prediction& at(iso::Algorithm algorithm, iso::Collective collective) const;
   iso::Algorithm chosen(iso::Collective collective) const {
     return choice[collective == iso::Collective::alltoall ? 0 : 1];
+  }
+  int chosen_ports(iso::Collective collective) const {
+    return choice_ports[collective == iso::Collective::alltoall ? 0 : 1];
   }
 };
 
@@ -103,6 +116,11 @@ struct Predictions {
   /// automatic never picks mpi there (docs/design/irregular.md#repeated-partners-on-tiny-tori).
   bool mpi_candidate = true;
   std::vector<SizePrediction> sizes;
+  int ports = 0;                 ///< the port limit asked for (--ports; 0: no limit)
+  std::vector<int> port_counts;  ///< what auto considers (iso::candidate_port_counts)
+  bool tune_looked_up = false;   ///< add_tune_cache ran
+  std::string tune_cache;        ///< its file ("" when ISO_TUNE_CACHE=off)
+  std::string tune_machine;      ///< the machine signature its keys were made with
 };
 
 /// Figures (maximum over the evaluated processes) and predicted times of every
@@ -112,7 +130,14 @@ struct Predictions {
 /// every process is evaluated (call check_limits first: that is
 /// processes x (offsets + torus rounds) work).
 Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
-                    const iso::CostModel& model, const std::vector<long>& block_bytes);
+                    const iso::CostModel& model, const std::vector<long>& block_bytes, int ports = 0);
+
+/// Looks every size and collective up in the tune cache (iso::tune_cache_path)
+/// under the key a run of the same operation on one host with this
+/// process's environment would have (machine signature over `comm`, which
+/// should be MPI_COMM_SELF unless every rank calls).
+void add_tune_cache(Predictions& predictions, const iso::OffsetList& offsets, const iso::CartGeometry& grid,
+                    MPI_Comm comm);
 
 /// "alpha = 3e-06 s/round, beta = ..." and the source.
 std::string format_model_text(const iso::CostModel& model, const std::string& note);

@@ -12,7 +12,7 @@
 //   Metric measure(long step);             // residual / live cells / mass
 //   iso::HaloValidation validate_halo();   // the current field, naive vs isomorphic,
 //                                          // on the kernel's own exchange
-//   std::string algorithm() const;         // what the kernel's exchange runs ("torus", ...)
+//   const iso::Operation& halo_operation();  // the kernel's exchange (what runs, tune's trials)
 //   double time(long step) const;          // simulated time of a step
 //   void write_fields(core::FieldSeries&);
 //   void write_state(core::CheckpointWriter&);
@@ -30,6 +30,7 @@
 #include "isostencil/deck/deck.hpp"
 #include "isostencil/kernels/update.hpp"
 
+#include "iso/collectives.hpp"
 #include "iso/error.hpp"
 
 #include <mpi.h>
@@ -164,6 +165,10 @@ std::vector<std::pair<std::string, std::string>> output_attributes(const Setup& 
 /// Everything the summary reports; filled by drive().
 struct Report {
   std::string kernel, describe, stencil, algorithm_requested, algorithm_chosen;
+  std::string algorithm_text;  // iso::describe_choice: with the port limit and tune's reason
+  int halo_ports = 0;
+  std::vector<iso::TuneTrial> tune_trials;
+  bool tune_cached = false;
   long first_step = 0, last_step = 0, steps_requested = 0;
   bool converged = false;
   Metric first_metric, last_metric;
@@ -221,11 +226,16 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
   report.describe = model.describe();
   report.stencil = stencil_text;
   report.algorithm_requested = deck.halo.algorithm;
-  report.algorithm_chosen = model.algorithm();
+  const iso::Operation& halo = model.halo_operation();
+  report.algorithm_chosen = iso::to_string(halo.algorithm());
+  report.algorithm_text = iso::describe_choice(halo);
+  report.halo_ports = halo.ports();
+  report.tune_trials = halo.tune_trials();
+  report.tune_cached = halo.tune_cached();
   report.first_step = setup.start_step;
   report.steps_requested = deck.run.steps;
   report.setup_seconds = setup_seconds;
-  print_header(setup, decomposition, stencil_text, report.describe, report.algorithm_chosen);
+  print_header(setup, decomposition, stencil_text, report.describe, report.algorithm_text);
 
   const double start = MPI_Wtime();
   double kernel_seconds = 0, halo_seconds = 0, io_seconds = 0, validation_seconds = 0,

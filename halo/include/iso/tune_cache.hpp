@@ -1,0 +1,63 @@
+// Algorithm::tune's cache (docs/design/cost-model.md#the-tune-cache): the
+// choice and measurements of one tuning, kept beside the cost model and
+// keyed by everything the measurement depends on, so a later run with the
+// same operation on the same machine pays nothing for tuning.
+#pragma once
+
+#include "iso/collectives.hpp"
+#include "iso/cost_model.hpp"
+#include "iso/geometry.hpp"
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace iso {
+
+/// The cache file: ISO_TUNE_CACHE when set ("off": none, an empty string
+/// returned), else tune_cache.txt beside CostModel::default_cache_path().
+std::string tune_cache_path();
+
+/// What a measurement on `comm` depends on besides the operation, as text
+/// (collective; rank 0's, the same on every rank): the MPI library's
+/// version, the transport selection its environment makes (Open MPI's
+/// OMPI_MCA_btl/pml/mtl, MPICH's MPIR_CVAR_CH4_NETMOD, libfabric's
+/// FI_PROVIDER, UCX_TLS, Intel MPI's I_MPI_FABRICS) and how many hosts
+/// (shared-memory domains) `comm` spans.
+std::string machine_signature(MPI_Comm comm);
+
+/// Digest of one process's block sizes (BlockBytes: send then receive).
+std::uint64_t block_bytes_digest(const BlockBytes& bytes);
+
+/// The cache key of one operation: 16 hex digits over the machine
+/// signature, isostencil's version, the collective, the offsets, the process
+/// grid (sizes and periods), the port limit asked for and the block sizes
+/// (a process's block_bytes_digest where every process has the same sizes,
+/// else a combination over ranks that the caller supplies).
+std::string tune_cache_key(const std::string& machine, Collective collective, const OffsetList& offsets,
+                           const CartGeometry& grid, int ports, std::uint64_t bytes_digest);
+
+/// One cached tuning: what won and every trial behind it.
+struct TuneChoice {
+  Algorithm algorithm = Algorithm::linear;
+  int ports = 0;
+  std::vector<TuneTrial> trials;
+};
+
+/// The entry of `key` in the file at `path`, if any (not collective; a
+/// missing or unreadable file, or a malformed line, is no entry).
+std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::string& key);
+
+/// Adds or replaces the entry of `key` (the file keeps the newest
+/// tune_cache_capacity entries); `note` is a readable description written
+/// beside it. Written whole beside the file and renamed over it, so a
+/// concurrent reader sees the old file or the new one. Throws iso::Error
+/// when the file cannot be written.
+void tune_cache_store(const std::string& path, const std::string& key, const TuneChoice& choice,
+                      const std::string& note);
+inline constexpr int tune_cache_capacity = 4096;
+
+}  // namespace iso

@@ -1,0 +1,178 @@
+// Algorithm::tune's cache file (docs/design/cost-model.md#the-tune-cache).
+//
+// One line per tuning:
+//   <key> <algorithm> <ports> <trials> <algorithm>:<ports>:<calls>:<seconds> ... # note
+// Lines that do not parse are ignored (and dropped on the next write): the
+// cache only ever saves time, a bad entry costs one tuning.
+#include "iso/tune_cache.hpp"
+
+#include "cost_model_internal.hpp"
+#include "iso/error.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+#ifndef ISO_HALO_VERSION
+#define ISO_HALO_VERSION "unknown"
+#endif
+
+namespace iso {
+
+namespace {
+
+std::uint64_t digest_text(const std::string& text, std::uint64_t hash = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
+std::string hex(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// Parses one entry line; false when it is not one (comment, blank, damaged).
+bool parse_line(const std::string& line, std::string& key, TuneChoice& choice) {
+  std::istringstream in(line.substr(0, line.find('#')));
+  std::string algorithm;
+  int trials = 0;
+  if (!(in >> key >> algorithm >> choice.ports >> trials) || key.size() != 16 || choice.ports < 0 || trials < 1 ||
+      trials > 1000)
+    return false;
+  try {
+    choice.algorithm = parse_algorithm(algorithm);
+    choice.trials.clear();
+    for (int k = 0; k < trials; ++k) {
+      std::string item;
+      if (!(in >> item)) return false;
+      TuneTrial trial{};
+      char name[32];
+      if (std::sscanf(item.c_str(), "%31[a-z_]:%d:%d:%lf", name, &trial.ports, &trial.calls, &trial.seconds) != 4 ||
+          trial.ports < 0 || trial.calls < 1 || !(trial.seconds > 0))
+        return false;
+      trial.algorithm = parse_algorithm(name);
+      choice.trials.push_back(trial);
+    }
+  } catch (const Error&) {
+    return false;  // an algorithm this version does not know
+  }
+  std::string extra;
+  return !(in >> extra);
+}
+
+}  // namespace
+
+std::string tune_cache_path() {
+  if (const char* chosen = std::getenv("ISO_TUNE_CACHE"); chosen && *chosen)
+    return std::string(chosen) == "off" ? std::string() : std::string(chosen);
+  const std::string model = CostModel::default_cache_path();
+  const std::size_t slash = model.rfind('/');
+  return (slash == std::string::npos ? std::string() : model.substr(0, slash + 1)) + "tune_cache.txt";
+}
+
+std::string machine_signature(MPI_Comm comm) {
+  int rank = 0;
+  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  // Hosts: processes that share memory form one domain; count the domains.
+  MPI_Comm local = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  int local_rank = 0;
+  ISO_MPI_CHECK(MPI_Comm_rank(local, &local_rank));
+  ISO_MPI_CHECK(MPI_Comm_free(&local));
+  int hosts = local_rank == 0 ? 1 : 0;
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hosts, 1, MPI_INT, MPI_SUM, comm));
+
+  std::string text;
+  if (rank == 0) {
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    ISO_MPI_CHECK(MPI_Get_library_version(library, &length));
+    std::string name(library, static_cast<std::size_t>(length));
+    name = name.substr(0, name.find_first_of("\n,"));
+    text = name + "; hosts " + std::to_string(hosts);
+    for (const char* variable : {"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl", "MPIR_CVAR_CH4_NETMOD",
+                                 "MPIR_CVAR_NEMESIS_NETMOD", "FI_PROVIDER", "UCX_TLS", "I_MPI_FABRICS"})
+      if (const char* value = std::getenv(variable); value && *value)
+        text += std::string("; ") + variable + "=" + value;
+  }
+  int size = static_cast<int>(text.size());
+  ISO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_INT, 0, comm));
+  text.resize(static_cast<std::size_t>(size));
+  ISO_MPI_CHECK(MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm));
+  return text;
+}
+
+std::uint64_t block_bytes_digest(const BlockBytes& bytes) {
+  std::uint64_t hash = mix_fingerprint(0, bytes.send.size());
+  for (long b : bytes.send) hash = mix_fingerprint(hash, static_cast<std::uint64_t>(b));
+  hash = mix_fingerprint(hash, bytes.recv.size());
+  for (long b : bytes.recv) hash = mix_fingerprint(hash, static_cast<std::uint64_t>(b));
+  return hash;
+}
+
+std::string tune_cache_key(const std::string& machine, Collective collective, const OffsetList& offsets,
+                           const CartGeometry& grid, int ports, std::uint64_t bytes_digest) {
+  std::string text = machine + "|isostencil " ISO_HALO_VERSION "|" + to_string(collective) + "|dims";
+  for (int p : grid.sizes) text += " " + std::to_string(p);
+  text += "|periods";
+  for (bool p : grid.periodic) text += p ? " 1" : " 0";
+  text += "|offsets " + std::to_string(offsets.dims());
+  for (int c : offsets.flat()) text += " " + std::to_string(c);
+  text += "|ports " + std::to_string(ports) + "|bytes " + hex(bytes_digest);
+  return hex(digest_text(text));
+}
+
+std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::string& key) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  std::string line, found;
+  std::optional<TuneChoice> result;
+  TuneChoice choice;
+  while (std::getline(in, line))
+    if (parse_line(line, found, choice) && found == key) result = choice;  // the newest wins
+  return result;
+}
+
+void tune_cache_store(const std::string& path, const std::string& key, const TuneChoice& choice,
+                      const std::string& note) {
+  if (path.empty()) return;
+  std::deque<std::string> kept;
+  {
+    std::ifstream in(path);
+    std::string line, found;
+    TuneChoice other;
+    while (std::getline(in, line))
+      if (parse_line(line, found, other) && found != key) kept.push_back(line);
+  }
+  std::ostringstream entry;
+  entry.precision(9);
+  entry << key << ' ' << to_string(choice.algorithm) << ' ' << choice.ports << ' ' << choice.trials.size();
+  for (const TuneTrial& t : choice.trials)
+    entry << ' ' << to_string(t.algorithm) << ':' << t.ports << ':' << t.calls << ':' << t.seconds;
+  std::string clean = note;
+  for (char& c : clean)
+    if (c == '\n' || c == '\r') c = ' ';
+  entry << " # " << clean;
+  kept.push_back(entry.str());
+  while (kept.size() > static_cast<std::size_t>(tune_cache_capacity)) kept.pop_front();
+
+  detail::make_directories(path);
+  const std::string partial = path + ".tmp." + std::to_string(getpid());
+  std::ofstream out(partial);
+  out << "# isostencil tune cache: key algorithm ports trials (algorithm:ports:calls:seconds per call) # what\n"
+      << "# Written by Algorithm::tune (docs/design/cost-model.md#the-tune-cache). Delete to tune again.\n";
+  for (const std::string& line : kept) out << line << '\n';
+  out.close();
+  if (!out || std::rename(partial.c_str(), path.c_str()) != 0) {
+    std::remove(partial.c_str());
+    throw Error("iso::tune_cache_store: cannot write " + path);
+  }
+}
+
+}  // namespace iso
