@@ -25,7 +25,9 @@ int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordin
 
 /** As Iso_neighborhood_create, with info keys:
  *   "iso_algorithm": linear | torus | direct | basis | mpi | auto | tune  (default torus)
- *                    for the inits on it;
+ *                    for the inits on it (auto and tune also pick a port
+ *                    limit where iso_ports is 0; tune keeps its choice in
+ *                    the tune cache, see ISO_TUNE_CACHE);
  *   "iso_verify":    true | false  (default true) checks the offsets agree over
  *                    all ranks;
  *   "iso_ports":     N (default 0: no limit) messages in flight each way at
