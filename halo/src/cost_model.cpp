@@ -4,6 +4,7 @@
 #include "iso/error.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -298,7 +299,7 @@ CostModel CostModel::load(const std::string& path) {
   return model;
 }
 
-void CostModel::save(const std::string& path) const {
+void CostModel::save(const std::string& path, const std::string& machine) const {
   detail::make_directories(path);
   // Written beside the target and renamed over it: a reader (another job on
   // the same cache, or one racing a job killed mid-write) sees the old file or
@@ -314,6 +315,7 @@ void CostModel::save(const std::string& path) const {
       << "# delta (eager) or delta_large (rendezvous; 0: delta); a rendezvous message of several\n"
       << "# blocks beta_scattered per byte (0: beta_large);\n"
       << "# native neighborhood collective adds delta per extra message. Delete to recalibrate.\n";
+  if (!machine.empty()) out << "# measured on: " << machine << "\n";
   out.precision(17);  // loads back exactly: every rank and run sees the same model
   out << "version = 2\nalpha = " << alpha << "\nbeta = " << beta << "\ngamma = " << gamma << "\ndelta = " << delta
       << "\neager_limit = " << eager_limit << "\nalpha_large = " << alpha_large << "\nbeta_large = " << beta_large
@@ -454,15 +456,60 @@ CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {
   return model;
 }
 
-std::string CostModel::default_cache_path() {
-  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/isostencil/cost_model.txt";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/isostencil/cost_model.txt";
-  return "isostencil_cost_model.txt";
+std::string CostModel::cache_directory() {
+  if (const char* dir = std::getenv("XDG_CACHE_HOME"); dir && *dir) return std::string(dir) + "/isostencil/";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/isostencil/";
+  return "";
 }
 
-CostModelSource cost_model_source() {
-  if (const char* chosen = std::getenv("ISO_COST_MODEL"); chosen && *chosen) return {chosen, true};
-  return {CostModel::default_cache_path(), false};
+std::string CostModel::cache_path(const std::string& machine) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : machine) hash = (hash ^ c) * 0x100000001b3ULL;
+  char name[64];
+  std::snprintf(name, sizeof name, "cost_model-%016llx.txt", static_cast<unsigned long long>(hash));
+  const std::string directory = cache_directory();
+  return directory.empty() ? std::string("isostencil_") + name : directory + name;
+}
+
+std::string CostModel::default_cache_path() { return cache_path(machine_signature(MPI_COMM_SELF)); }
+
+std::string machine_signature(MPI_Comm comm) {
+  int rank = 0;
+  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  // Hosts: processes that share memory form one domain; count the domains.
+  MPI_Comm local = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
+  int local_rank = 0;
+  ISO_MPI_CHECK(MPI_Comm_rank(local, &local_rank));
+  ISO_MPI_CHECK(MPI_Comm_free(&local));
+  int hosts = local_rank == 0 ? 1 : 0;
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hosts, 1, MPI_INT, MPI_SUM, comm));
+
+  std::string text;
+  if (rank == 0) {
+    char library[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    ISO_MPI_CHECK(MPI_Get_library_version(library, &length));
+    std::string name(library, static_cast<std::size_t>(length));
+    name = name.substr(0, name.find_first_of("\n,"));
+    text = name + "; hosts " + std::to_string(hosts);
+    for (const char* variable : {"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl", "MPIR_CVAR_CH4_NETMOD",
+                                 "MPIR_CVAR_NEMESIS_NETMOD", "FI_PROVIDER", "UCX_TLS", "I_MPI_FABRICS"})
+      if (const char* value = std::getenv(variable); value && *value)
+        text += std::string("; ") + variable + "=" + value;
+  }
+  int size = static_cast<int>(text.size());
+  ISO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_INT, 0, comm));
+  text.resize(static_cast<std::size_t>(size));
+  ISO_MPI_CHECK(MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm));
+  return text;
+}
+
+CostModelSource cost_model_source(MPI_Comm comm) {
+  // Every rank takes part in the signature, whatever rank 0's environment says.
+  const std::string machine = machine_signature(comm);
+  if (const char* chosen = std::getenv("ISO_COST_MODEL"); chosen && *chosen) return {chosen, true, {}};
+  return {CostModel::cache_path(machine), false, machine};
 }
 
 const CostModel& CostModel::for_comm(MPI_Comm comm) {
@@ -470,7 +517,7 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   if (cached) return *cached;
   int rank = 0;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  const CostModelSource source = cost_model_source();
+  const CostModelSource source = cost_model_source(comm);
   const std::string& path = source.path;
   // Rank 0 decides and broadcasts, so every rank takes the same branch.
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
@@ -519,7 +566,7 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     cached = std::make_unique<CostModel>(CostModel::calibrate(comm));
     if (rank == 0) {
       try {
-        cached->save(path);
+        cached->save(path, source.machine);
       } catch (const Error&) {
         // An unwritable cache only costs a calibration next time.
       }

@@ -71,41 +71,7 @@ bool parse_line(const std::string& line, std::string& key, TuneChoice& choice) {
 std::string tune_cache_path() {
   if (const char* chosen = std::getenv("ISO_TUNE_CACHE"); chosen && *chosen)
     return std::string(chosen) == "off" ? std::string() : std::string(chosen);
-  const std::string model = CostModel::default_cache_path();
-  const std::size_t slash = model.rfind('/');
-  return (slash == std::string::npos ? std::string() : model.substr(0, slash + 1)) + "tune_cache.txt";
-}
-
-std::string machine_signature(MPI_Comm comm) {
-  int rank = 0;
-  ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  // Hosts: processes that share memory form one domain; count the domains.
-  MPI_Comm local = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local));
-  int local_rank = 0;
-  ISO_MPI_CHECK(MPI_Comm_rank(local, &local_rank));
-  ISO_MPI_CHECK(MPI_Comm_free(&local));
-  int hosts = local_rank == 0 ? 1 : 0;
-  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &hosts, 1, MPI_INT, MPI_SUM, comm));
-
-  std::string text;
-  if (rank == 0) {
-    char library[MPI_MAX_LIBRARY_VERSION_STRING];
-    int length = 0;
-    ISO_MPI_CHECK(MPI_Get_library_version(library, &length));
-    std::string name(library, static_cast<std::size_t>(length));
-    name = name.substr(0, name.find_first_of("\n,"));
-    text = name + "; hosts " + std::to_string(hosts);
-    for (const char* variable : {"OMPI_MCA_btl", "OMPI_MCA_pml", "OMPI_MCA_mtl", "MPIR_CVAR_CH4_NETMOD",
-                                 "MPIR_CVAR_NEMESIS_NETMOD", "FI_PROVIDER", "UCX_TLS", "I_MPI_FABRICS"})
-      if (const char* value = std::getenv(variable); value && *value)
-        text += std::string("; ") + variable + "=" + value;
-  }
-  int size = static_cast<int>(text.size());
-  ISO_MPI_CHECK(MPI_Bcast(&size, 1, MPI_INT, 0, comm));
-  text.resize(static_cast<std::size_t>(size));
-  ISO_MPI_CHECK(MPI_Bcast(text.data(), size, MPI_CHAR, 0, comm));
-  return text;
+  return CostModel::cache_directory() + "tune_cache.txt";
 }
 
 std::uint64_t block_bytes_digest(const BlockBytes& bytes) {

@@ -350,8 +350,10 @@ TEST(PredictModel, WithoutModelOptionFollowsForCommButNeverCalibrates) {
   }
   ScopedEnv unset("ISO_COST_MODEL", nullptr);
   ScopedEnv cache("XDG_CACHE_HOME", dir.path().c_str());
-  const std::string cached = dir.path() + "/isostencil/cost_model.txt";
-  ASSERT_EQ(iso::CostModel::default_cache_path(), cached);
+  // This process's own calibration cache (one host, this environment).
+  const std::string cached = iso::CostModel::default_cache_path();
+  ASSERT_EQ(cached, iso::CostModel::cache_path(iso::machine_signature(MPI_COMM_SELF)));
+  ASSERT_EQ(cached.rfind(dir.path() + "/isostencil/cost_model-", 0), 0u) << cached;
   // No cache file: the defaults, and no calibration.
   EXPECT_EQ(isostencil::model_without_calibration(note).alpha, iso::CostModel{}.alpha);
   EXPECT_NE(note.find("built-in defaults"), std::string::npos) << note;

@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -76,6 +77,13 @@ private:
   std::string path_;
   std::vector<std::string> files_;
 };
+
+// The calibration cache's name for this job's machine signature, relative
+// to XDG_CACHE_HOME (collective).
+std::string cache_name() {
+  const std::string path = iso::CostModel::cache_path(iso::machine_signature(MPI_COMM_WORLD));
+  return "isostencil/" + path.substr(path.rfind('/') + 1);
+}
 
 std::string model_text(double alpha, double beta, double gamma, double delta) {
   char text[256];
@@ -244,9 +252,9 @@ TEST(CostModelChoice, CalibrationIsCachedFaithfully) {
   SharedTempDir dir;
   unsetenv("ISO_COST_MODEL");
   setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
-  const std::string cache = iso::CostModel::default_cache_path();
-  EXPECT_EQ(cache, dir.path() + "/isostencil/cost_model.txt");
-  dir.file("isostencil/cost_model.txt");
+  const std::string cache = iso::CostModel::cache_path(iso::machine_signature(MPI_COMM_WORLD));
+  EXPECT_EQ(cache.rfind(dir.path() + "/isostencil/cost_model-", 0), 0u) << cache;
+  dir.file(cache_name());
   // Processor time, not wall time: a loaded machine stretches the latter for
   // reasons outside this code (53 s at 2 ranks under a load of 30).
   const std::clock_t begin = std::clock();
@@ -297,7 +305,7 @@ TEST(CostModelChoice, OneRegimeCacheIsMeasuredAgain) {
   unsetenv("ISO_COST_MODEL");
   setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
   if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
-  const std::string cache = dir.write("isostencil/cost_model.txt", model_text(7e-6, 7e-10, 7e-8, 7e-7));
+  const std::string cache = dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7));
   const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
   EXPECT_EQ(model.source, "calibrated");
   EXPECT_NE(model.alpha, 7e-6);
@@ -322,7 +330,7 @@ TEST(CostModelChoice, CacheWithoutHandshakeFigureIsMeasuredAgain) {
   setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
   if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
   const std::string cache =
-      dir.write("isostencil/cost_model.txt", model_text(7e-6, 7e-10, 7e-8, 7e-7) +
+      dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7) +
                                                  "version = 2\neager_limit = 4096\nalpha_large = 7e-6\n"
                                                  "beta_large = 7e-11\nbeta_copy = 7e-11\n");
   const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
@@ -334,6 +342,50 @@ TEST(CostModelChoice, CacheWithoutHandshakeFigureIsMeasuredAgain) {
     const iso::CostModel rewritten = iso::CostModel::load(cache);
     EXPECT_EQ(rewritten.delta_large, model.delta_large);
     EXPECT_EQ(rewritten.alpha, model.alpha);
+  }
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
+// The calibration cache is keyed by the machine signature: another
+// transport (Open MPI's btl as `mpirun --mca btl` sets it) or another MPI
+// library names another file, the signature is the same on every rank, and
+// a cache of another transport is never read: for_comm calibrates instead.
+TEST(CostModelChoice, CacheOfAnotherTransportIsNotUsed) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  const char* btl = std::getenv("OMPI_MCA_btl");
+  const std::string kept = btl ? btl : "";
+  const std::string here = iso::machine_signature(MPI_COMM_WORLD);
+  setenv("OMPI_MCA_btl", kept == "tcp,self" ? "vader,self" : "tcp,self", 1);
+  const std::string other = iso::machine_signature(MPI_COMM_WORLD);
+  if (btl) setenv("OMPI_MCA_btl", kept.c_str(), 1);
+  else unsetenv("OMPI_MCA_btl");
+  EXPECT_NE(here, other);
+  EXPECT_NE(iso::CostModel::cache_path(here), iso::CostModel::cache_path(other));
+  EXPECT_EQ(iso::CostModel::cache_path(here), iso::CostModel::cache_path(iso::machine_signature(MPI_COMM_WORLD)));
+  EXPECT_NE(iso::CostModel::cache_path(here), iso::CostModel::cache_path("MPICH Version: 4.0.2; hosts 1"));
+  std::uint64_t digest = 0;
+  for (unsigned char c : here) digest = digest * 131 + c;
+  std::uint64_t range[2] = {digest, ~digest};
+  MPI_Allreduce(MPI_IN_PLACE, range, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  EXPECT_EQ(range[0], ~range[1]) << "the machine signature differs between ranks: " << here;
+  EXPECT_NE(here.find("hosts 1"), std::string::npos) << here;
+  // The other transport's calibration, where this one's would be.
+  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
+  const std::string name = iso::CostModel::cache_path(other);
+  dir.write("isostencil/" + name.substr(name.rfind('/') + 1),
+            model_text(7e-6, 7e-10, 7e-8, 7e-7) +
+                "version = 2\neager_limit = 4096\nalpha_large = 7e-6\nbeta_large = 7e-11\n"
+                "beta_copy = 7e-11\ndelta_large = 7e-7\nbeta_scattered = 7e-11\n");
+  dir.file(cache_name());
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  if (iso_test::world_size() == 1) {
+    EXPECT_EQ(model.source, "defaults");
+  } else {
+    EXPECT_EQ(model.source, "calibrated");
+    EXPECT_NE(model.alpha, 7e-6);
   }
   EXPECT_TRUE(iso_test::all_ranks(true));
 }

@@ -106,7 +106,7 @@ public:
     add_model_options(*app_, model_args_,
                       "as auto itself (CostModel::for_comm): ISO_COST_MODEL (a file or "
                       "defaults), else the cached calibration "
-                      "(~/.cache/isostencil/cost_model.txt), else a calibration written there");
+                      "(~/.cache/isostencil/cost_model-<machine>.txt, one per MPI library, transport and host count), else a calibration written there");
   }
 
   int run(const MpiContext& mpi) override {

@@ -63,7 +63,7 @@ public:
     auto* model = add_model_options(
         *app_, model_args_,
         "ISO_COST_MODEL (a file or defaults), else the cached calibration "
-        "(~/.cache/isostencil/cost_model.txt), else the built-in defaults; plan never "
+        "(~/.cache/isostencil/cost_model-<machine>.txt, one per MPI library, transport and host count), else the built-in defaults; plan never "
         "calibrates unless asked");
     model->needs(predict);
     app_->get_option("--save-model")->needs(predict);

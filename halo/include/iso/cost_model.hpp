@@ -67,8 +67,9 @@ struct CostModel {
   /// '#' comments). Throws iso::Error naming the file and line on a malformed
   /// file.
   static CostModel load(const std::string& path);
-  /// Writes the model; throws iso::Error when the file cannot be written.
-  void save(const std::string& path) const;
+  /// Writes the model (with `machine`, when given, as a comment saying what
+  /// it was measured on); throws iso::Error when the file cannot be written.
+  void save(const std::string& path, const std::string& machine = "") const;
 
   /// Measures alpha, beta, gamma and delta on `comm` in about `budget_seconds`
   /// (collective; every rank gets the same figures). Messages travel as the
@@ -81,25 +82,46 @@ struct CostModel {
 
   /// The model `automatic` uses on `comm` (collective on first use): the file
   /// named by ISO_COST_MODEL if set ("defaults" selects the built-in figures),
-  /// else the cached calibration file (default_cache_path()), else a fresh
-  /// calibration that is then written there (on a one-rank communicator the
-  /// defaults, not cached: there is nobody to measure against). A cache file
-  /// of format 1 (one regime), or of format 2 without delta_large or
-  /// beta_scattered (written before those were measured), is measured again and
-  /// rewritten. Cached per process.
+  /// else the cached calibration of this machine and transport
+  /// (cache_path(machine_signature(comm))), else a fresh calibration that is
+  /// then written there (on a one-rank communicator the defaults, not cached:
+  /// there is nobody to measure against). A cache file of format 1 (one
+  /// regime), or of format 2 without delta_large or beta_scattered (written
+  /// before those were measured), is measured again and rewritten. Cached per
+  /// process.
   static const CostModel& for_comm(MPI_Comm comm);
+  /// The folder of the caches: $XDG_CACHE_HOME/isostencil/, else
+  /// ~/.cache/isostencil/, else "" (the working directory).
+  static std::string cache_directory();
+  /// The calibration cache of one machine signature (machine_signature):
+  /// cache_directory() + "cost_model-<16 hex digits>.txt", so a calibration
+  /// over one transport (or across hosts) never serves another.
+  static std::string cache_path(const std::string& machine);
+  /// cache_path for this process alone (one host, this environment): what
+  /// `plan` reads.
   static std::string default_cache_path();
 };
+
+/// What a measurement on `comm` depends on besides the operation, as text
+/// (collective; rank 0's, the same on every rank): the MPI library's
+/// version, the transport selection its environment makes (Open MPI's
+/// OMPI_MCA_btl/pml/mtl, which `mpirun --mca` sets in every process, MPICH's
+/// MPIR_CVAR_CH4_NETMOD, libfabric's FI_PROVIDER, UCX_TLS, Intel MPI's
+/// I_MPI_FABRICS) and how many hosts (shared-memory domains) `comm` spans.
+/// Keys the calibration cache and the tune cache.
+std::string machine_signature(MPI_Comm comm);
 
 /// Where automatic's model comes from, in the order for_comm looks (and
 /// `isostencil plan`, which never calibrates): ISO_COST_MODEL when set
 /// ("defaults" or a file, which must then be usable), else the cached
-/// calibration file (default_cache_path(); it may be missing or stale).
+/// calibration file of `comm`'s machine signature (it may be missing or
+/// stale). Collective over `comm`.
 struct CostModelSource {
   std::string path;    ///< "defaults" or a file
   bool named = false;  ///< named by ISO_COST_MODEL: an error when unusable
+  std::string machine;  ///< the machine signature of the cache (empty when named)
 };
-CostModelSource cost_model_source();
+CostModelSource cost_model_source(MPI_Comm comm = MPI_COMM_SELF);
 
 /// Byte size of each block of a collective as this process sees it, used to
 /// weigh schedule entries: send[i] (one entry for allgather), recv[i].

@@ -18,16 +18,9 @@
 namespace iso {
 
 /// The cache file: ISO_TUNE_CACHE when set ("off": none, an empty string
-/// returned), else tune_cache.txt beside CostModel::default_cache_path().
+/// returned), else tune_cache.txt in CostModel::cache_directory(). Its keys
+/// hold the machine signature (machine_signature in iso/cost_model.hpp).
 std::string tune_cache_path();
-
-/// What a measurement on `comm` depends on besides the operation, as text
-/// (collective; rank 0's, the same on every rank): the MPI library's
-/// version, the transport selection its environment makes (Open MPI's
-/// OMPI_MCA_btl/pml/mtl, MPICH's MPIR_CVAR_CH4_NETMOD, libfabric's
-/// FI_PROVIDER, UCX_TLS, Intel MPI's I_MPI_FABRICS) and how many hosts
-/// (shared-memory domains) `comm` spans.
-std::string machine_signature(MPI_Comm comm);
 
 /// Digest of one process's block sizes (BlockBytes: send then receive).
 std::uint64_t block_bytes_digest(const BlockBytes& bytes);
