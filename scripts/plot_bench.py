@@ -366,6 +366,11 @@ def plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi):
     ax.grid(which="both", linewidth=0.3, alpha=0.5)
     ax.legend(fontsize=7, ncol=min(len(names), 5), loc="upper left", frameon=False)
     ax.set_ylim(bottom=0.95, top=ax.get_ylim()[1] * 2)
+    top = ax.get_ylim()[1]
+    ticks = [t for t in (1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if t <= top]
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=7)
+    ax.minorticks_off()
     fig.text(0.99, 0.01, f"median of launch medians; dashed: {RATIO_TOLERANCE:g}", ha="right", fontsize=6,
              color="#555555")
     fig.tight_layout()
@@ -405,7 +410,7 @@ def write_ratios(plt, paths, outdir, dpi):
                 size, worst = max(ratios[name].items(), key=lambda kv: kv[1])
                 within = sum(1 for r in ratios[name].values() if r <= RATIO_TOLERANCE)
                 verdicts.append(
-                    f"{label} {op} {nbh}: {name} worst {worst:.2f}x the fastest at {format_bytes(size)} "
+                    f"{label} {op} {nbh}: {name} worst {worst:.3f}x the fastest at {format_bytes(size)} "
                     f"(fastest there: {fastest[size]['contender']}); within {RATIO_TOLERANCE:g} at "
                     f"{within}/{len(ratios[name])} sizes: {'yes' if worst <= RATIO_TOLERANCE else 'NO'}")
     lines += ["Summary:", ""] + [f"- {v}" for v in verdicts]
