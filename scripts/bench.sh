@@ -50,7 +50,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

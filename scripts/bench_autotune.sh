@@ -34,7 +34,7 @@ while (($# > 0)); do
     --out=*) OUT="${1#--out=}"; shift ;;
     --quick) QUICK=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_autotune.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +75,8 @@ say "cost model: $MODEL; ISO_TUNE_CACHE=$ISO_TUNE_CACHE; load: $(cut -d' ' -f1-3
 CSVS=()
 measure() {  # transport, extra launcher flags...
   local transport="$1"; shift
-  local t0=$(date +%s)
+  local t0
+  t0=$(date +%s)
   say "$transport: ${MPIRUN[*]} $* $BENCH ${COMMON[*]}"
   if ! "${MPIRUN[@]}" "$@" "$BENCH" "${COMMON[@]}" --csv "$OUT/autotune-$transport.csv" \
       >"$OUT/autotune-$transport.txt" 2>&1; then
