@@ -25,6 +25,11 @@
 # limit, on shared memory and over TCP (ports-shm.csv, ports-tcp.csv); the
 # packed halo transport against datatypes (halo-packed.csv).
 #
+# Autotune: auto and tune against the algorithms they choose from, 3-D Moore
+# r=1 alltoall, 1 B .. 64 KiB, shared memory and TCP (autotune-shm.csv,
+# autotune-tcp.csv, autotune.md, plots/ratios_*.png; appended to summary.md):
+# scripts/bench_autotune.sh, which also runs alone.
+#
 # Environment: BUILD_DIR (default build), OPENMP_BUILD_DIR (default
 # build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun),
 # MPIEXEC_NUMPROC_FLAG (default -np; srun: -n), MPIEXEC_PREFLAGS.
@@ -45,7 +50,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -197,6 +202,10 @@ if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
     -n moore:3:1 moore:3:3 shales -c "$PORT_CONTENDERS" -s "$PORT_SIZES" -r "$PORT_REPS" -l 1 \
     --csv "$OUT/ports-tcp.csv"
 fi
+# auto and tune against the fastest contender at each size, both transports.
+AUTOTUNE=(--out "$OUT" --no-build)
+if ((QUICK)); then AUTOTUNE+=(--quick); fi
+run autotune env BUILD_DIR="$B" NP="$NP" bash scripts/bench_autotune.sh "${AUTOTUNE[@]}"
 # The packed halo transport against the datatype one (same run, ratios).
 if ((QUICK)); then PACKED_SIZES=(--size3 8); PACKED_REPS=5; else PACKED_SIZES=(--size3 16 64); PACKED_REPS=40; fi
 run halo-packed "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" --cases jacobi27 "${PACKED_SIZES[@]}" \
@@ -217,5 +226,6 @@ if ((BACKENDS)); then
   python3 scripts/plot_backends.py "$OUT" >>"$LOG" 2>&1 || fail "plot_backends.py failed (see $LOG)"
   { echo; cat "$OUT/backends.md"; } >>"$OUT/summary.md"
 fi
+{ echo; cat "$OUT/autotune.md"; } >>"$OUT/summary.md"
 END=$(date +%s)
 say "done: benchmarks $((RAN - BUILT)) s, whole run $((END - START)) s; $OUT/summary.md, plots in $OUT/plots"

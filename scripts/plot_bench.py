@@ -13,6 +13,16 @@ median/min/max are recomputed over the pool.
 
     python3 scripts/plot_bench.py results.csv [more.csv ...] -o plots/ [--summary]
 
+With --ratios each CSV is one transport instead (not merged; LABEL=FILE names
+it, else the file name after its last '-': autotune-shm.csv -> shm): per
+(operation, neighborhood) a PNG of every contender's time divided by the
+fastest contender's at each size (bounds left out; log size axis), ratios.md
+with the auto/fastest and tune/fastest tables, and one line per transport and
+choosing contender (auto, tune) on stdout: its worst ratio, at which size, and
+whether it stays within 5 % of the fastest everywhere.
+
+    python3 scripts/plot_bench.py --ratios autotune-shm.csv autotune-tcp.csv -o plots/
+
 Needs matplotlib (Debian: python3-matplotlib). When the python3 on PATH lacks
 it, the script re-runs itself with /usr/bin/python3.
 """
@@ -50,7 +60,9 @@ STYLE = {
     "linear": ("#9e9e9e", ""),
     "torus": ("#1f77b4", ""),
     "direct": ("#2ca02c", ""),
+    "basis": ("#17becf", ""),
     "auto": ("#222222", ""),
+    "tune": ("#e377c2", ""),
     "iso-mpi": ("#8c564b", ""),
     "mpi-create": ("#ff7f0e", ""),
     "mpi-adjacent": ("#d62728", ""),
@@ -299,6 +311,117 @@ def write_summary(merged, outdir, baseline):
     return path
 
 
+# Within this factor of the fastest contender counts as as fast (noise).
+RATIO_TOLERANCE = 1.05
+
+
+def transport_label(path):
+    """autotune-shm.csv -> shm; LABEL=FILE -> (LABEL, FILE)."""
+    if "=" in path and not os.path.exists(path):
+        label, file = path.split("=", 1)
+        return label, file
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return stem.rsplit("-", 1)[-1], path
+
+
+def ratio_tables(entries):
+    """{contender: {size: ratio}} against the fastest measured contender per
+    size (bounds move no real data: left out), and {size: fastest entry}."""
+    table = {}
+    for e in entries:
+        if e["median"] is not None and not e["contender"].startswith("bound-"):
+            table.setdefault(int(e["size_bytes"]), {})[e["contender"]] = e
+    fastest = {size: min(row.values(), key=lambda e: e["median"]) for size, row in table.items()}
+    ratios = {}
+    for size, row in table.items():
+        best = fastest[size]["median"]
+        for name, e in row.items():
+            ratios.setdefault(name, {})[size] = e["median"] / best if best > 0 else float("inf")
+    return ratios, fastest
+
+
+def plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi):
+    names = [n for n in contender_order(entries) if n in ratios]
+    first = entries[0]
+    fig, ax = plt.subplots(figsize=(8.5, 4.2))
+    for name in names:
+        # A port-limited contender ("torus:p2") in its algorithm's colour, dashed.
+        base, _, ports = name.partition(":p")
+        colour = STYLE.get(base, (None, ""))[0]
+        style = {"": "-", "1": "--", "2": ":"}.get(ports, "-.")
+        points = sorted(ratios[name].items())
+        wide = name in ("auto", "tune")
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if wide else ".", linestyle=style,
+                linewidth=2.0 if wide else 0.9, markersize=4 if wide else 3, color=colour, label=name)
+    ax.axhline(RATIO_TOLERANCE, color="#aa0000", linewidth=0.6, linestyle="--")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    sizes = sorted({int(e["size_bytes"]) for e in entries})
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([format_bytes(x) for x in sizes], fontsize=7, rotation=45)
+    ax.set_xlabel("block size")
+    ax.set_ylabel("time / fastest contender's time")
+    ax.set_title(f"{label}: {op}, {nbh} (s = {first['neighbors']}), {first.get('np', '?')} ranks "
+                 f"{first.get('proc_dims', '')}, {short_library(first)}", fontsize=9)
+    ax.grid(which="both", linewidth=0.3, alpha=0.5)
+    ax.legend(fontsize=7, ncol=min(len(names), 5), loc="upper left", frameon=False)
+    ax.set_ylim(bottom=0.95, top=ax.get_ylim()[1] * 2)
+    top = ax.get_ylim()[1]
+    ticks = [t for t in (1, 1.1, 1.25, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000) if t <= top]
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=7)
+    ax.minorticks_off()
+    fig.text(0.99, 0.01, f"median of launch medians; dashed: {RATIO_TOLERANCE:g}", ha="right", fontsize=6,
+             color="#555555")
+    fig.tight_layout()
+    path = os.path.join(outdir, f"ratios_{label}_{op}_{nbh}.png")
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
+def write_ratios(plt, paths, outdir, dpi):
+    """The --ratios mode: returns the files written; prints the summary lines."""
+    lines = [f"Time per call divided by the fastest contender's at each size (bounds left out); "
+             f"within {RATIO_TOLERANCE:g}: as fast, up to noise.", ""]
+    written, verdicts = [], []
+    for path in paths:
+        label, file = transport_label(path)
+        merged = read_rows([file])
+        for (op, nbh), entries in groups(merged, setup=False).items():
+            ratios, fastest = ratio_tables(entries)
+            if not ratios:
+                continue
+            written.append(plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi))
+            chosen = {(int(e["size_bytes"]), e["contender"]): e.get("chosen", "") for e in entries}
+            choosing = [n for n in ("auto", "tune") if n in ratios]
+            lines += [f"### {label}: {op}, {nbh} ({os.path.basename(file)})", "",
+                      "| size | fastest | us | " + " | ".join(f"{n}/fastest [chose]" for n in choosing) + " |",
+                      "|---|---|---|" + "---|" * len(choosing)]
+            for size in sorted(fastest):
+                cells = []
+                for name in choosing:
+                    r = ratios[name].get(size)
+                    cells.append("-" if r is None else f"{r:.2f} [{chosen.get((size, name), '')}]")
+                lines.append(f"| {format_bytes(size)} | {fastest[size]['contender']} | "
+                             f"{fastest[size]['median']:.2f} | " + " | ".join(cells) + " |")
+            lines.append("")
+            for name in choosing:
+                size, worst = max(ratios[name].items(), key=lambda kv: kv[1])
+                within = sum(1 for r in ratios[name].values() if r <= RATIO_TOLERANCE)
+                verdicts.append(
+                    f"{label} {op} {nbh}: {name} worst {worst:.3f}x the fastest at {format_bytes(size)} "
+                    f"(fastest there: {fastest[size]['contender']}); within {RATIO_TOLERANCE:g} at "
+                    f"{within}/{len(ratios[name])} sizes: {'yes' if worst <= RATIO_TOLERANCE else 'NO'}")
+    lines += ["Summary:", ""] + [f"- {v}" for v in verdicts]
+    md = os.path.join(outdir, "ratios.md")
+    with open(md, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    for v in verdicts:
+        print(v)
+    return written + [md]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -310,9 +433,20 @@ def main():
     parser.add_argument("--summary", action="store_true", help="also write summary.md with ratios")
     parser.add_argument("--baseline", default="mpi-adjacent", help="baseline of the summary ratios")
     parser.add_argument("--dpi", type=int, default=90, help="PNG resolution (default 90)")
+    parser.add_argument("--ratios", action="store_true",
+                        help="each CSV ([LABEL=]FILE) is one transport: ratio-to-fastest plots, ratios.md "
+                             "and the auto/tune verdicts (see above)")
     args = parser.parse_args()
 
     plt = import_pyplot()
+    if args.ratios:
+        os.makedirs(args.outdir, exist_ok=True)
+        written = write_ratios(plt, args.csv, args.outdir, args.dpi)
+        for path in written:
+            print(path)
+        if len(written) < 2:
+            sys.exit("plot_bench.py: no measured rows to compare")
+        return
     merged = read_rows(args.csv)
     if args.op:
         merged = {k: v for k, v in merged.items() if k[0] in args.op or k[0] == "setup"}

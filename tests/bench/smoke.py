@@ -3,12 +3,13 @@
 CSV it wrote: exact header, one row per expected (operation, neighborhood,
 size, contender), measured rows with sane statistics and environment.
 
-    smoke.py --csv FILE --mode collectives|setup [--np N] -- mpiexec -n 2 iso-bench ... --csv FILE
+    smoke.py --csv FILE --mode collectives|setup|tune [--np N] -- mpiexec -n 2 iso-bench ... --csv FILE
 """
 
 import argparse
 import csv
 import os
+import re
 import subprocess
 import sys
 
@@ -44,7 +45,7 @@ def check_measured(row, reps, launches, np):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--mode", choices=["collectives", "setup"], required=True)
+    parser.add_argument("--mode", choices=["collectives", "setup", "tune"], required=True)
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--launches", type=int, required=True)
@@ -93,13 +94,29 @@ def main():
                     check(int(row["neighbors"]) == 8 and int(row["dims"]) == 2, f"{contender}: s/d wrong")
                     check(int(row["send_bytes"]) == 8 * int(size), f"{contender}: send_bytes {row['send_bytes']}")
                     if contender == "auto":
-                        check(row["chosen"] in ("linear", "torus", "direct", "basis", "mpi"), f"auto chose {row['chosen']}")
+                        # "torus", or "torus:p2" where it chose a port limit.
+                        chosen = row["chosen"].split(":p")[0]
+                        check(chosen in ("linear", "torus", "direct", "basis", "mpi"), f"auto chose {row['chosen']}")
         others = {r["contender"] for r in rows} - set(contenders) - {"mpi-persistent"}
         check(not others, f"unexpected contenders {others}")
         # The memory rule: a point that cannot fit is reported, not run.
         skipped = [r for r in rows if r["status"] == "skipped"]
         check(all("max-memory" in r["note"] or "repeated partners" in r["note"] for r in skipped),
               "a skipped row does not say why")
+    elif args.mode == "tune":
+        # tune's pick per launch, always with its port count, and its trials.
+        pick = re.compile(r"(linear|torus|direct|basis|mpi):p[0-9]+")
+        tuned = [r for r in rows if r["contender"] == "tune"]
+        check(len(tuned) == 2, f"{len(tuned)} tune rows, expected 2 (sizes 8, 64)")
+        for row in tuned:
+            check_measured(row, args.reps, args.launches, args.np)
+            picks = row["chosen"].split(";")
+            check(all(pick.fullmatch(p) for p in picks) and len(picks) in (1, args.launches),
+                  f"tune chose {row['chosen']!r}")
+            check(row["note"].count("launch ") == args.launches and "torus:p1 " in row["note"],
+                  f"tune note without every launch's trials: {row['note']!r}")
+        linear = [r for r in rows if r["contender"] == "linear"]
+        check(len(linear) == 2 and all(r["chosen"] == "" for r in linear), "linear rows missing or with a pick")
     else:
         names = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init", "mpi-create",
                  "mpi-adjacent"]

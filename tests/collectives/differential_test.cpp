@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -21,15 +23,17 @@
 namespace iso_collectives_test {
 namespace {
 
-// linear first: the others are compared with its result.
-constexpr std::array<iso::Algorithm, 6> algorithms = {iso::Algorithm::linear, iso::Algorithm::torus,
-                                                      iso::Algorithm::direct, iso::Algorithm::basis,
-                                                      iso::Algorithm::mpi,    iso::Algorithm::automatic};
+// linear first: the others are compared with its result. tune runs (and
+// times) every candidate of auto at init, on the case's buffers.
+constexpr std::array<iso::Algorithm, 7> algorithms = {
+    iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct,
+    iso::Algorithm::basis,  iso::Algorithm::mpi,   iso::Algorithm::automatic,
+    iso::Algorithm::tune};
 constexpr int num_algorithms = static_cast<int>(algorithms.size());
 constexpr std::array<iso::Collective, 2> collectives = {iso::Collective::alltoall,
                                                         iso::Collective::allgather};
 
-// Failure kinds; bit = kind * 2 * num_algorithms + collective * num_algorithms + algorithm.
+// Failure kinds, one flag per (kind, collective, algorithm).
 enum Kind : int {
   threw = 0,            // init or run threw
   wrong_result = 1,     // differs from the result computed from the source ranks
@@ -37,7 +41,8 @@ enum Kind : int {
   send_modified = 3,    // the send buffer changed
   mpi_differs = 4,      // the MPI library's neighborhood collective differs (algorithm slot 0)
   partners_differ = 5,  // Neighborhood::source_rank/target_rank/coords wrong (collective 0, slot 0)
-  setup_threw = 6,      // CartComm/Neighborhood creation threw (stored as kind 5, slot 1)
+  setup_threw = 6,      // CartComm/Neighborhood creation threw (collective 0, slot 0)
+  num_kinds = 7,
 };
 const char* kind_name(int kind) {
   switch (kind) {
@@ -59,18 +64,41 @@ const char* kind_name(int kind) {
       return "?";
   }
 }
-std::uint64_t bit(int kind, int collective, int algorithm) {
-  static_assert(partners_differ * 2 * num_algorithms + 1 < 64, "failure bits must fit 64 bits");
-  if (kind == setup_threw) return std::uint64_t{1} << (partners_differ * 2 * num_algorithms + 1);
-  return std::uint64_t{1} << (kind * 2 * num_algorithms + collective * num_algorithms + algorithm);
-}
 
-std::string describe_bits(std::uint64_t bits) {
+// The failure flags of one case: a byte each (98 bytes), so that algorithms
+// can be added without running out of bits; agreed over ranks by MPI_BOR.
+class Failures {
+public:
+  void set(int kind, int collective = 0, int algorithm = 0) {
+    flags_[index(kind, collective, algorithm)] = 1;
+  }
+  bool has(int kind, int collective = 0, int algorithm = 0) const {
+    return flags_[index(kind, collective, algorithm)] != 0;
+  }
+  bool any() const {
+    return std::any_of(flags_.begin(), flags_.end(), [](std::uint8_t f) { return f != 0; });
+  }
+  // Collective over MPI_COMM_WORLD: the failures of any rank.
+  Failures any_rank() const {
+    Failures global;
+    MPI_Allreduce(flags_.data(), global.flags_.data(), static_cast<int>(flags_.size()), MPI_UINT8_T,
+                  MPI_BOR, MPI_COMM_WORLD);
+    return global;
+  }
+
+private:
+  static std::size_t index(int kind, int collective, int algorithm) {
+    return static_cast<std::size_t>((kind * 2 + collective) * num_algorithms + algorithm);
+  }
+  std::array<std::uint8_t, num_kinds * 2 * num_algorithms> flags_{};
+};
+
+std::string describe_failures(const Failures& failures) {
   std::string out;
-  for (int kind = 0; kind < 7; ++kind)
+  for (int kind = 0; kind < num_kinds; ++kind)
     for (int c = 0; c < 2; ++c)
       for (int a = 0; a < num_algorithms; ++a)
-        if ((kind < partners_differ || (c == 0 && a == 0)) && (bits & bit(kind, c, a))) {
+        if ((kind < partners_differ || (c == 0 && a == 0)) && failures.has(kind, c, a)) {
           out += "\n    ";
           out += kind_name(kind);
           if (kind != partners_differ && kind != setup_threw) {
@@ -83,7 +111,7 @@ std::string describe_bits(std::uint64_t bits) {
 }
 
 struct CaseReport {
-  std::uint64_t bits = 0;  // this rank's failures
+  Failures failures;       // this rank's
   std::string details;     // this rank's first-difference descriptions
   long operations = 0;     // library operations run and compared
   long elements = 0;       // received elements compared (blocks from existing sources)
@@ -111,7 +139,7 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
     cart = std::make_unique<iso::CartComm>(MPI_COMM_WORLD, c.dims, c.periodic);
     nbh = std::make_unique<iso::Neighborhood>(cart->get(), c.offset_list());
   } catch (const std::exception& e) {
-    report.bits |= bit(setup_threw, 0, 0);
+    report.failures.set(setup_threw);
     report.details += std::string("\n    setup threw: ") + e.what();
     return report;  // every rank throws alike: the library agrees on errors
   }
@@ -126,7 +154,7 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
       same = nbh->source_rank(i) == partners.sources[static_cast<std::size_t>(i)] &&
              nbh->target_rank(i) == partners.targets[static_cast<std::size_t>(i)];
     if (!same) {
-      report.bits |= bit(partners_differ, 0, 0);
+      report.failures.set(partners_differ);
       report.details += "\n    Neighborhood partners differ from MPI_Cart_rank's";
     }
   }
@@ -157,24 +185,24 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
         if (partners.sources[static_cast<std::size_t>(i)] >= 0)
           report.elements += layouts.get().recv.elements_per_block();
       if (!result.error.empty()) {
-        report.bits |= bit(threw, ci, ai);
+        report.failures.set(threw, ci, ai);
         report.details += "\n    " + label + " threw: " + result.error;
         continue;
       }
       if (!result.send_unchanged) {
-        report.bits |= bit(send_modified, ci, ai);
+        report.failures.set(send_modified, ci, ai);
         report.details += "\n    " + label + ": send buffer modified";
       }
       const std::string diff = first_difference(result.recv, expected, layouts.get().recv, s);
       if (!diff.empty()) {
-        report.bits |= bit(wrong_result, ci, ai);
+        report.failures.set(wrong_result, ci, ai);
         report.details += "\n    " + label + ": " + diff;
       }
       if (ai == 0) {
         linear_result = result.recv;
         have_linear = true;
       } else if (have_linear && result.recv.bytes() != linear_result.bytes()) {
-        report.bits |= bit(differs_linear, ci, ai);
+        report.failures.set(differs_linear, ci, ai);
         report.details += "\n    " + label + " vs linear: " +
                           first_difference(result.recv, linear_result, layouts.get().recv, s);
       }
@@ -185,7 +213,7 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
           mpi_reference(cart->get(), partners, layouts.get(), collective, generation);
       const std::string diff = first_difference(reference, expected, layouts.get().recv, s);
       if (!diff.empty()) {
-        report.bits |= bit(mpi_differs, ci, 0);
+        report.failures.set(mpi_differs, ci, 0);
         report.details += std::string("\n    MPI_Neighbor_") + iso::to_string(collective) +
                           " reference: " + diff +
                           (has_repeated_partner(partners) ? " [repeated partners]" : "");
@@ -197,7 +225,7 @@ CaseReport run_case(const Case& c, int generation, int only_collective = -1,
 
 bool case_fails(const Case& c, int collective, int algorithm) {
   const CaseReport report = run_case(c, 1, collective, algorithm);
-  return any_rank_bits(report.bits) != 0;
+  return report.failures.any_rank().any();
 }
 
 // Greedy shrinking of a failing case, identical on every rank (each step's
@@ -262,26 +290,26 @@ public:
   // Runs `c`, reports failures with the case's description; returns whether all ranks passed.
   bool check(const Case& c, const std::string& name, int generation = 1) {
     const CaseReport report = run_case(c, generation);
-    const std::uint64_t bits = any_rank_bits(report.bits);
+    const Failures failures = report.failures.any_rank();
     ++cases_;
     operations_ += report.operations;
     elements_ += report.elements;
     reference_skipped_ += report.reference_skipped;
-    if (bits == 0) return true;
+    if (!failures.any()) return true;
     ++failed_;
     const bool verbose = failed_ <= 6;
     if (world_rank() == 0 && verbose)
       ADD_FAILURE() << "case " << name << " on " << world_size() << " ranks: " << c.describe()
-                    << "\n  failing checks (any rank):" << describe_bits(bits);
-    if (report.bits != 0 && verbose)
+                    << "\n  failing checks (any rank):" << describe_failures(failures);
+    if (report.failures.any() && verbose)
       ADD_FAILURE() << "case " << name << ", rank " << world_rank()
                     << " details:" << report.details;
     // Shrink the first failures of library checks to a minimal reproducer.
     for (int ci = 0; ci < 2; ++ci)
       for (int ai = 0; ai < num_algorithms; ++ai) {
-        const std::uint64_t mine =
-            bit(threw, ci, ai) | bit(wrong_result, ci, ai) | bit(differs_linear, ci, ai);
-        if ((bits & mine) == 0 || minimized_ >= env_int("ISO_COLLECTIVES_MINIMIZE", 3)) continue;
+        const bool mine = failures.has(threw, ci, ai) || failures.has(wrong_result, ci, ai) ||
+                          failures.has(differs_linear, ci, ai);
+        if (!mine || minimized_ >= env_int("ISO_COLLECTIVES_MINIMIZE", 3)) continue;
         ++minimized_;
         const Case small = minimize(c, ci, ai);
         const CaseReport again = run_case(small, 1, ci, ai);
@@ -290,7 +318,7 @@ public:
                         << iso::to_string(collectives[static_cast<std::size_t>(ci)]) << "/"
                         << iso::to_string(algorithms[static_cast<std::size_t>(ai)]) << " on "
                         << world_size() << " ranks: " << small.describe();
-        if (again.bits != 0)
+        if (again.failures.any())
           ADD_FAILURE() << "minimal reproducer, rank " << world_rank() << ":" << again.details;
       }
     return false;

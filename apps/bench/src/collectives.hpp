@@ -93,7 +93,8 @@ std::unique_ptr<Graph> make_graph(MPI_Comm cart, const iso::Neighborhood& nbh, b
 struct Prepared {
   std::function<void()> call;
   std::function<void()> check_run;
-  std::string chosen;
+  std::string chosen;  // iso: chosen_label of the operation; bound: the schedule
+  std::string trials;  // tune: trials_text of its measurements
   std::optional<iso::Operation> operation;
   MPI_Request request = MPI_REQUEST_NULL;
   std::vector<unsigned char> compact_send, compact_recv;
@@ -118,6 +119,12 @@ struct Point {
   unsigned char* recv;
   long long m;
 };
+
+/// What an isomorphic operation runs: "torus", or "torus:p2" where it runs
+/// with a port limit; tune's always with its port count ("direct:p0").
+std::string chosen_label(const iso::Operation& op);
+/// tune's measurements: "linear:p0 12.30, torus:p0 4.10, ..." (us per call).
+std::string trials_text(const std::vector<iso::TuneTrial>& trials);
 
 std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports = 0);
 std::unique_ptr<Prepared> prepare_mpi(const Point& p, const Graph& graph, bool persistent);

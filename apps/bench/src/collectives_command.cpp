@@ -53,11 +53,18 @@ public:
         "Time the isomorphic collectives against MPI's neighborhood collectives (the paper's Fig. 2-5); "
         "the default subcommand");
     app_->footer(
-        "Contenders: linear, torus, direct, auto (isomorphic alltoall/allgather/alltoallw with that\n"
-        "algorithm), iso-mpi (the library's native wrapper; not by default), mpi-create and\n"
-        "mpi-adjacent (MPI_Neighbor_* on MPI_Dist_graph_create / _adjacent), mpi-persistent\n"
-        "(MPI_Neighbor_*_init, MPI-4 libraries only), bound-torus and bound-direct (the schedule's\n"
-        "rounds as plain contiguous MPI_Sendrecv: the best zero-copy can do).\n\n"
+        "Contenders: linear, torus, direct, basis, auto, tune (isomorphic alltoall/allgather/\n"
+        "alltoallw with that algorithm; tune times every candidate of auto, scheduled ones at 1, 2\n"
+        "and unlimited ports, at each init: once per launch), iso-mpi (the library's native\n"
+        "wrapper), mpi-create and mpi-adjacent (MPI_Neighbor_* on MPI_Dist_graph_create /\n"
+        "_adjacent), mpi-persistent (MPI_Neighbor_*_init, MPI-4 libraries only), bound-torus and\n"
+        "bound-direct (the schedule's rounds as plain contiguous MPI_Sendrecv: the best zero-copy\n"
+        "can do). Not by default: basis, tune, iso-mpi.\n\n"
+        "What auto and tune chose is printed after each time (-> torus, -> direct:p2), in a table\n"
+        "after each summary table and in the CSV column chosen: the algorithm, with :pK where it\n"
+        "runs with at most K messages in flight (tune always names K, p0 = no limit; where\n"
+        "launches chose differently, each launch's choice, ';'-separated). A tune row's note lists\n"
+        "every candidate it timed.\n\n"
         "Neighborhoods: moore (d=2..5, r=1..3), moore:D, moore:D:R, octant[:D:R] (default 3:3),\n"
         "shales[:D[:R1,R2]] (default 3:3,7; {-r,0,r}^D without 0, as the paper's Fig. 4(b)),\n"
         "shells:D:R1,R2 (every offset at Chebyshev distance R1 or R2), file:PATH, offsets:LIST.\n\n"
@@ -75,7 +82,7 @@ public:
                      "block sizes in bytes, e.g. 1,8,64 or 1K,64K (default powers of two 1 B..64 KiB); "
                      "for alltoallw the base m of blocks m^(d-nz(v))");
     app_->add_option("--contenders,-c", opt_.contenders,
-                     "comma-separated contenders (default all but iso-mpi and basis); an isomorphic one "
+                     "comma-separated contenders (default all but iso-mpi, basis and tune); an isomorphic one "
                      "with :pK (torus:p1, linear:p4) runs with at most K messages in flight each way");
     app_->add_option("--reps,-r", opt_.reps, "timed repetitions per launch (default 100)")->check(CLI::Range(1, 10000000));
     app_->add_option("--warmup", opt_.warmup, "untimed calls before each measurement (default 5)")
@@ -213,13 +220,40 @@ private:
   void check_contender_row(const NeighborhoodRun& run, Op op, long long m, const Contender& c, PointData& data,
                            const Reference& reference, double& probe_total);
 
+  void record_tune(ResultRow& row, const Prepared& prepared);
+
   const Options& opt_;
   const Plan& plan_;
   MPI_Comm world_;
   bool root_ = false;
   RowTable rows_;
   std::map<std::string, std::string> point_skipped_;  // op|nbh|size -> reason
+  struct TuneLaunches {
+    std::vector<std::string> chosen, trials;
+  };
+  std::map<std::string, TuneLaunches> tune_launches_;  // op|nbh|size|contender
 };
+
+bool is_auto(const Contender& c) { return c.kind == Kind::iso && c.algorithm == iso::Algorithm::automatic; }
+bool is_tune(const Contender& c) { return c.kind == Kind::iso && c.algorithm == iso::Algorithm::tune; }
+
+// A tune row: chosen is the launches' common choice, or each launch's in
+// order ("torus:p0;direct:p0;torus:p0") where they differ; the note lists
+// every launch's measurements.
+void Measurement::record_tune(ResultRow& row, const Prepared& prepared) {
+  TuneLaunches& launches =
+      tune_launches_[fmt::format("{}|{}|{}|{}", row.operation, row.neighborhood, row.size_bytes, row.contender)];
+  launches.chosen.push_back(prepared.chosen);
+  launches.trials.push_back(prepared.trials);
+  const bool agree = std::all_of(launches.chosen.begin(), launches.chosen.end(),
+                                 [&](const std::string& x) { return x == launches.chosen.front(); });
+  row.chosen.clear();
+  row.note = "tune trials [us per call]";
+  for (std::size_t k = 0; k < launches.chosen.size(); ++k) {
+    if (!agree || k == 0) row.chosen += (k ? ";" : "") + launches.chosen[k];
+    row.note += fmt::format("{} launch {}: {}", k ? ";" : "", k + 1, launches.trials[k]);
+  }
+}
 
 /// Collective over `comm`: the graph's error, or another rank's, or "".
 std::string graph_error(const Graph* graph, MPI_Comm comm) {
@@ -323,11 +357,14 @@ void Measurement::point(const NeighborhoodRun& run, Op op, long long m, bool fir
     ResultRow& row = rows_.at(op, n.name, m, c.name);
     if (row.status != "ok") continue;
     std::unique_ptr<Prepared> prepared = prepare(c, point, run.graphs, run.bench);
+    // tune measures anew at each init: each launch may choose differently.
+    if (is_tune(c)) record_tune(row, *prepared);
     const std::vector<double> times = time_repetitions(run.bench, opt_.warmup, opt_.reps, [&] { prepared->call(); });
     const TukeySummary summary = add_launch(row, times, opt_.tukey);
+    const std::string chosen = is_tune(c) || is_auto(c) ? prepared->chosen : row.chosen;
     say(fmt::format("  {:<9} {:<16} {:>9}  {:<14} {:>11.2f} us  ({}/{} kept){}", op_name(op), n.name,
                     format_bytes(m), c.name, summary.median * 1e6, summary.kept, times.size(),
-                    row.chosen.empty() ? "" : " -> " + row.chosen));
+                    chosen.empty() ? "" : " -> " + chosen));
   }
 }
 
@@ -388,7 +425,7 @@ void Measurement::check_contender_row(const NeighborhoodRun& run, Op op, long lo
     say(fmt::format("  {} {} {} {}: ERROR {}", op_name(op), n.name, format_bytes(m), c.name, row.note));
     return;
   }
-  if (c.algorithm == iso::Algorithm::automatic && c.kind == Kind::iso) {
+  if (is_auto(c)) {
     row.chosen = prepared->chosen;
     const iso::CostModel& model = iso::CostModel::for_comm(run.nbh.comm());
     row.note = fmt::format("cost model {}: alpha={:.3g} beta={:.3g} gamma={:.3g} delta={:.3g}", model.source,

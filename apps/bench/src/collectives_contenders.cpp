@@ -47,6 +47,9 @@ std::vector<Contender> known_contenders() {
       {"direct", Kind::iso, iso::Algorithm::direct, true},
       {"basis", Kind::iso, iso::Algorithm::basis, false},
       {"auto", Kind::iso, iso::Algorithm::automatic, true},
+      // Not by default: its init times up to 13 candidates (about 0.15 s at
+      // worst), paid again in every launch of every point.
+      {"tune", Kind::iso, iso::Algorithm::tune, false},
       {"iso-mpi", Kind::iso, iso::Algorithm::mpi, false},
       {"mpi-create", Kind::mpi_create, iso::Algorithm::mpi, true},
       {"mpi-adjacent", Kind::mpi_adjacent, iso::Algorithm::mpi, true},
@@ -80,7 +83,8 @@ std::vector<Contender> select_contenders(const std::string& list) {
       auto found = std::find_if(known.begin(), known.end(), [&](const Contender& c) { return c.name == base; });
       if (found != known.end() && ports > 0) {
         if (found->kind != Kind::iso || found->algorithm == iso::Algorithm::mpi)
-          throw UsageError("--contenders: \"" + name + "\": only linear, torus, direct, basis and auto take :pK");
+          throw UsageError("--contenders: \"" + name +
+                           "\": only linear, torus, direct, basis, auto and tune take :pK");
         Contender limited = *found;
         limited.name = name;
         limited.ports = ports;
@@ -179,7 +183,26 @@ void check_mpi(int rc, const char* call) {
   if (rc != MPI_SUCCESS) iso::detail::throw_mpi_error(rc, call, __FILE__, __LINE__);
 }
 
+std::string algorithm_with_ports(iso::Algorithm algorithm, int ports) {
+  return fmt::format("{}:p{}", iso::to_string(algorithm), ports);
+}
+
 }  // namespace
+
+std::string chosen_label(const iso::Operation& op) {
+  // tune always names its port count (p0: no limit), as it chooses one; the
+  // others only when they run with a limit, so auto's plain names stay.
+  if (!op.tune_trials().empty() || op.ports() > 0) return algorithm_with_ports(op.algorithm(), op.ports());
+  return iso::to_string(op.algorithm());
+}
+
+std::string trials_text(const std::vector<iso::TuneTrial>& trials) {
+  std::string out;
+  for (const iso::TuneTrial& t : trials)
+    out += fmt::format("{}{} {:.2f}", out.empty() ? "" : ", ", algorithm_with_ports(t.algorithm, t.ports),
+                       t.seconds * 1e6);
+  return out;
+}
 
 std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports) {
   auto prepared = std::make_unique<Prepared>();
@@ -204,7 +227,8 @@ std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, 
     }
   }
   iso::Operation* op = &*prepared->operation;
-  prepared->chosen = iso::to_string(op->algorithm());
+  prepared->chosen = chosen_label(*op);
+  if (algorithm == iso::Algorithm::tune) prepared->trials = trials_text(op->tune_trials());
   prepared->call = [op] { op->run(); };
   prepared->check_run = prepared->call;
   return prepared;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 namespace isobench::collectives {
@@ -53,6 +54,40 @@ ResultRow& RowTable::at(Op op, const std::string& neighborhood, long long m, con
 
 namespace {
 
+/// What the choosing contenders (auto, tune, with or without :pK) ran per
+/// size: nothing when there are none.
+void print_choices(const RowTable& table, const ResultRow& first, const std::vector<Contender>& contenders,
+                   const std::vector<long long>& sizes) {
+  std::vector<const Contender*> choosing;
+  for (const Contender& c : contenders)
+    if (c.kind == Kind::iso && (c.algorithm == iso::Algorithm::automatic || c.algorithm == iso::Algorithm::tune))
+      choosing.push_back(&c);
+  if (choosing.empty()) return;
+  std::vector<std::size_t> width;
+  for (const Contender* c : choosing) {
+    std::size_t w = std::max<std::size_t>(c->name.size(), 8);
+    for (long long m : sizes)
+      if (const ResultRow* r = table.find(first.operation, first.neighborhood, m, c->name))
+        w = std::max(w, r->chosen.size());
+    width.push_back(w);
+  }
+  std::string header = fmt::format("{:>9}", "chosen");
+  for (std::size_t k = 0; k < choosing.size(); ++k) header += fmt::format("  {:<{}}", choosing[k]->name, width[k]);
+  auto trimmed = [](std::string line) {
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    return line;
+  };
+  std::cout << trimmed(header) << "\n";
+  for (long long m : sizes) {
+    std::string line = fmt::format("{:>9}", format_bytes(m));
+    for (std::size_t k = 0; k < choosing.size(); ++k) {
+      const ResultRow* r = table.find(first.operation, first.neighborhood, m, choosing[k]->name);
+      line += fmt::format("  {:<{}}", r && !r->chosen.empty() ? r->chosen : "-", width[k]);
+    }
+    std::cout << trimmed(line) << "\n";
+  }
+}
+
 /// One table: a line per size, a column per contender.
 void print_table(const RowTable& table, const ResultRow& first, const std::vector<Contender>& contenders,
                  const std::vector<long long>& sizes, int world_size, int launches) {
@@ -75,6 +110,7 @@ void print_table(const RowTable& table, const ResultRow& first, const std::vecto
     }
     std::cout << line << "\n";
   }
+  print_choices(table, first, contenders, sizes);
 }
 
 }  // namespace

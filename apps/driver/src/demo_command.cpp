@@ -383,27 +383,38 @@ public:
     }
 
     if (mpi.rank == 0) {
+      // The label column fits the longest label ("tune→linear:p2"), counted
+      // in characters as fmt pads them (the arrow is one, three bytes).
+      auto display_width = [](const std::string& text) {
+        return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) {
+          return (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a continuation byte
+        }));
+      };
+      std::size_t label_width = display_width("algorithm");
+      for (const auto& row : rows)
+        label_width = std::max(label_width, display_width(row.algorithm));
       long shown_bytes = -1;
       for (const auto& row : rows) {
         if (row.bytes != shown_bytes) {
           std::cout << fmt::format("{}blocks of {} bytes\n", shown_bytes < 0 ? "" : "\n",
                                    row.bytes);
           shown_bytes = row.bytes;
-          std::cout << fmt::format("{:<12}  {:<10}  {:<8}  {:>14}  {:>14}  {:>17}  {:>6}\n",
-                                   "algorithm", "collective", "verified", "predicted [us]",
-                                   "time/call [us]", "MPI neighbor [us]", "ratio");
+          std::cout << fmt::format("{:<{}}  {:<10}  {:<8}  {:>14}  {:>14}  {:>17}  {:>6}\n",
+                                   "algorithm", label_width, "collective", "verified",
+                                   "predicted [us]", "time/call [us]", "MPI neighbor [us]",
+                                   "ratio");
         }
         if (row.algorithm == "MPI") {
-          std::cout << fmt::format("{:<12}  {:<10}  {:<8}  ({} wrong blocks in MPI_Neighbor_{})\n",
-                                   row.algorithm, row.collective, "FAILED", row.bad_blocks,
-                                   row.collective);
+          std::cout << fmt::format("{:<{}}  {:<10}  {:<8}  ({} wrong blocks in MPI_Neighbor_{})\n",
+                                   row.algorithm, label_width, row.collective, "FAILED",
+                                   row.bad_blocks, row.collective);
           continue;
         }
-        std::string line =
-            fmt::format("{:<12}  {:<10}  {:<8}  {:>14.2f}  {:>14.2f}  {:>17.2f}  {:>6.2f}",
-                        row.algorithm, row.collective, row.bad_blocks ? "FAILED" : "OK",
-                        row.predicted * 1e6, row.seconds * 1e6, row.mpi_seconds * 1e6,
-                        row.mpi_seconds > 0 ? row.seconds / row.mpi_seconds : 0.0);
+        std::string line = fmt::format(
+            "{:<{}}  {:<10}  {:<8}  {:>14.2f}  {:>14.2f}  {:>17.2f}  {:>6.2f}", row.algorithm,
+            label_width, row.collective, row.bad_blocks ? "FAILED" : "OK", row.predicted * 1e6,
+            row.seconds * 1e6, row.mpi_seconds * 1e6,
+            row.mpi_seconds > 0 ? row.seconds / row.mpi_seconds : 0.0);
         if (!row.note.empty()) line += "  " + row.note;
         std::cout << line << "\n";
       }

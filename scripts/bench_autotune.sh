@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# auto and tune against every algorithm they choose from: 3-D Moore r=1
+# alltoall at NP ranks (default 2), block sizes 1 B .. 64 KiB (every power of
+# two), one iso-bench run per transport: shared memory (autotune-shm.csv) and
+# Open MPI's TCP transport, `--mca btl tcp,self` (autotune-tcp.csv; skipped
+# with another MPI library). Then scripts/plot_bench.py --ratios: per
+# transport each contender's time over the fastest's (plots/ratios_*.png),
+# ratios.md with the auto/fastest and tune/fastest tables, and a verdict line
+# per transport for auto and tune (worst ratio, where, within 5 % or not).
+# scripts/bench.sh runs it as its `autotune` entry; alone:
+#
+#   scripts/bench_autotune.sh [--out DIR] [--quick] [--no-build]
+#
+#   --out DIR    output folder (default bench-results/autotune-<UTC date-time>)
+#   --quick      a smoke run (sizes 1, 64, 4 KiB; 10 reps, 1 launch)
+#   --no-build   use BUILD_DIR's iso-bench as it is (default: build that target)
+#
+# The cost model auto uses is whatever ISO_COST_MODEL says: unset, the cached
+# calibration (~/.cache/isostencil); ISO_COST_MODEL=defaults for the built-in
+# figures. ISO_TUNE_CACHE defaults to off here, so that tune measures at every
+# init. Environment as bench.sh: BUILD_DIR (default build), NP, JOBS, MPIEXEC,
+# MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS; REPS and LAUNCHES override the
+# repetitions per launch (default 100) and launches (default 5).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+OUT=""
+QUICK=0
+BUILD=1
+while (($# > 0)); do
+  case "$1" in
+    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
+    --out=*) OUT="${1#--out=}"; shift ;;
+    --quick) QUICK=1; shift ;;
+    --no-build) BUILD=0; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench_autotune.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+BUILD_DIR="${BUILD_DIR:-build}"
+NP="${NP:-2}"
+JOBS="${JOBS:-2}"
+MPIEXEC="${MPIEXEC:-mpirun}"
+OUT="${OUT:-bench-results/autotune-$(date -u +%Y%m%dT%H%M%SZ)}"
+export ISO_TUNE_CACHE="${ISO_TUNE_CACHE:-off}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+
+say() { echo "bench_autotune: $*"; }
+
+if ((BUILD)); then
+  [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || { say "no configured $BUILD_DIR: run scripts/setup.sh first" >&2; exit 1; }
+  cmake --build "$BUILD_DIR" -j"$JOBS" --target iso-bench >"$OUT/autotune-build.log" 2>&1 ||
+    { tail -n 20 "$OUT/autotune-build.log" >&2; say "build failed (log: $OUT/autotune-build.log)" >&2; exit 1; }
+fi
+BENCH="$BUILD_DIR/apps/bench/iso-bench"
+[[ -x "$BENCH" ]] || { say "$BENCH is missing" >&2; exit 1; }
+
+source scripts/mpi-launcher.sh
+mpi_launcher "$NP"
+MPIRUN=("${launcher[@]}")
+
+CONTENDERS=linear,torus,torus:p1,torus:p2,direct,basis,auto,tune,mpi-adjacent
+if ((QUICK)); then
+  SIZES=1,64,4K; REPS="${REPS:-10}"; LAUNCHES="${LAUNCHES:-1}"
+else
+  SIZES=1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K; REPS="${REPS:-100}"; LAUNCHES="${LAUNCHES:-5}"
+fi
+COMMON=(collectives -o alltoall -n moore:3:1 -c "$CONTENDERS" -s "$SIZES" -r "$REPS" -l "$LAUNCHES")
+MODEL="${ISO_COST_MODEL:-cached calibration}"
+say "cost model: $MODEL; ISO_TUNE_CACHE=$ISO_TUNE_CACHE; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+CSVS=()
+measure() {  # transport, extra launcher flags...
+  local transport="$1"; shift
+  local t0
+  t0=$(date +%s)
+  say "$transport: ${MPIRUN[*]} $* $BENCH ${COMMON[*]}"
+  if ! "${MPIRUN[@]}" "$@" "$BENCH" "${COMMON[@]}" --csv "$OUT/autotune-$transport.csv" \
+      >"$OUT/autotune-$transport.txt" 2>&1; then
+    tail -n 20 "$OUT/autotune-$transport.txt" >&2
+    say "$transport failed (output: $OUT/autotune-$transport.txt)" >&2
+    exit 1
+  fi
+  say "$transport: done in $(($(date +%s) - t0)) s; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+  CSVS+=("$OUT/autotune-$transport.csv")
+}
+measure shm
+if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
+  measure tcp --mca btl tcp,self
+else
+  say "tcp: skipped ($MPIEXEC is not Open MPI's launcher)"
+fi
+
+python3 scripts/plot_bench.py --ratios "${CSVS[@]}" -o "$OUT/plots" >"$OUT/autotune-plots.txt" 2>&1 ||
+  { cat "$OUT/autotune-plots.txt" >&2; say "plot_bench.py --ratios failed" >&2; exit 1; }
+{
+  echo "## auto and tune against the fastest contender"
+  echo
+  echo "cost model: $MODEL; $NP ranks; $REPS reps x $LAUNCHES launches; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  cat "$OUT/plots/ratios.md"
+} >"$OUT/autotune.md"
+grep -v '^/' "$OUT/autotune-plots.txt" || true
+say "done: $OUT/autotune.md, plots in $OUT/plots"
