@@ -40,7 +40,7 @@ std::string check_choice(const iso::Operation& op, int ports_given) {
     const iso::TuneTrial& t = trials[k];
     if (t.algorithm == iso::Algorithm::tune || t.algorithm == iso::Algorithm::automatic)
       return "a trial of " + std::string(iso::to_string(t.algorithm));
-    if (t.calls < 1 || t.calls > 5) return "a trial of " + std::to_string(t.calls) + " calls";
+    if (t.calls < 1 || t.calls > 9) return "a trial of " + std::to_string(t.calls) + " calls";
     if (!(t.seconds > 0)) return "a trial of " + std::to_string(t.seconds) + " s";
     if (ports_given > 0 && t.algorithm != iso::Algorithm::mpi && t.ports != ports_given)
       return "a trial at " + std::to_string(t.ports) + " ports, not the " + std::to_string(ports_given) + " given";
