@@ -18,4 +18,12 @@ esac
 export BUILD_DIR
 
 bash scripts/setup.sh
-exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@"
+rc=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@" || rc=$?
+# ctest shows a skipped test's output nowhere but its log: print each skip's
+# reason (the tests that skip print it on a line starting "SKIP: ").
+log="$BUILD_DIR/Testing/Temporary/LastTest.log"
+if [[ -f "$log" ]]; then
+  awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 } /^SKIP: / { print "skipped " name ": " substr($0, 7) }' "$log"
+fi
+exit "$rc"
