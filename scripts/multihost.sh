@@ -6,7 +6,8 @@
 # for ssh; every message goes over TCP on the veth links. Each host also gets
 # its own hostname (a UTS namespace), so Open MPI sees N nodes as it would on
 # a cluster. Everything is torn down on every exit path (namespaces, links,
-# processes left in them).
+# processes left in them); what a copy killed by SIGKILL left behind, the
+# next copy removes. docs/multihost.md has the details.
 #
 #   scripts/multihost.sh [options] [--] PROGRAM [ARGS...]
 #     -n, --hosts N           hosts (default 2)
@@ -39,7 +40,7 @@
 set -uo pipefail
 
 hosts=2 per_host=1 timeout_s=600 check=0 verbose=0
-usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 while (($#)); do
   case $1 in
     -n|--hosts) hosts=${2:-}; shift 2 ;;
@@ -47,7 +48,7 @@ while (($#)); do
     -t|--timeout) timeout_s=${2:-}; shift 2 ;;
     --check) check=1; shift ;;
     -v|--verbose) verbose=1; shift ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     --) shift; break ;;
     -*) echo "multihost: unknown option $1" >&2; usage ;;
     *) break ;;
@@ -73,8 +74,9 @@ if ((!check)); then
     { echo "multihost: $mpiexec is not Open MPI's mpirun (the launch agent is Open MPI's plm_rsh_agent)" >&2; exit 2; }
 fi
 
-# Namespaces of an earlier copy that was killed (SIGKILL: no teardown) are
-# named after its PID: remove those whose PID is gone, with what runs in them.
+# Namespaces (and the folder of hostfile and agent) of an earlier copy that
+# was killed (SIGKILL: no teardown) are named after its PID: remove those
+# whose PID is gone, with what runs in them.
 while read -r n _; do
   [[ $n =~ ^iso([0-9]+)-[0-9]+-(h[0-9]+|sw)$ ]] || continue
   kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && continue
@@ -82,6 +84,10 @@ while read -r n _; do
   ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
   ip netns del "$n" 2>/dev/null && echo "multihost: removed $n, left by a copy that was killed" >&2
 done < <(ip netns list 2>/dev/null)
+for d in "${TMPDIR:-/tmp}"/isostencil-multihost.iso*; do
+  [[ $d =~ multihost\.iso([0-9]+)- && -d $d ]] || continue
+  kill -0 "${BASH_REMATCH[1]}" 2>/dev/null || rm -rf "$d"
+done
 
 prefix=iso$$-$RANDOM
 subnet=10.213.0.0/24
@@ -153,7 +159,7 @@ if ((check)); then
 fi
 
 # --- hostfile and launch agent ---------------------------------------------------
-work=$(mktemp -d "${TMPDIR:-/tmp}/isostencil-multihost.XXXXXX") || exit 1
+work=$(mktemp -d "${TMPDIR:-/tmp}/isostencil-multihost.$prefix.XXXXXX") || exit 1
 for ((i = 0; i < hosts; i++)); do echo "$(addr $i) slots=$per_host"; done >"$work/hostfile"
 {
   cat <<'AGENT'

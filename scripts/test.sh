@@ -20,7 +20,7 @@ export BUILD_DIR
 bash scripts/setup.sh
 rc=0
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@" || rc=$?
-# ctest shows a skipped test's output nowhere but its log: print each skip's
+# ctest keeps a skipped test's output only in its log: print each skip's
 # reason (the tests that skip print it on a line starting "SKIP: ").
 log="$BUILD_DIR/Testing/Temporary/LastTest.log"
 if [[ -f "$log" ]]; then
