@@ -15,8 +15,9 @@
 #   h5diff (exact) of the final field of A and B'.
 # Exit 77 (ctest's skip) with the reason where hosts cannot be made here
 # (not root, no CAP_NET_ADMIN, no iproute2, no namespaces) or MPI is not
-# Open MPI. The script tears its hosts down on every exit; each run has a
-# timeout well inside ctest's, so none is killed uncleanly.
+# Open MPI. The script tears its hosts down on every exit; each of the four
+# runs stops after 25 s (30 s with the kill), so all of them end inside
+# ctest's 150 s and ctest never kills the script uncleanly.
 #   multihost_test.sh EXE DECK H5DIFF MPIEXEC PREFLAGS("a|b") MULTIHOST WORK
 set -u
 exe=$1 deck=$2 h5diff=$3 mpiexec=$4 preflags=${5//|/ } multihost=$6 work=$7
@@ -57,7 +58,7 @@ run() {  # run LABEL COMMAND...: output in LABEL.log, printed; exit status kept
 common=(--set grid.extent=20,20,20 --set init.type=random --set init.seed=7 --set output.every=0)
 
 # shellcheck disable=SC2016  # expanded by the ranks' shells
-run where bash "$multihost" -n 2 -r 2 -t 60 -- \
+run where bash "$multihost" -n 2 -r 2 -t 25 -- \
   sh -c 'echo "rank $OMPI_COMM_WORLD_RANK on $(hostname) $(readlink /proc/self/ns/net)"' ||
   fail "the placement run"
 own=$(readlink /proc/self/ns/net)
@@ -68,10 +69,10 @@ done
 grep -qF "$own" where.log && fail "a rank ran in the test's own network namespace"
 
 # shellcheck disable=SC2086  # preflags is a word list
-run A "$mpiexec" -n 2 $preflags timeout 60 "$exe" run "$deck" --quiet "${common[@]}" \
+run A timeout --kill-after=5 25 "$mpiexec" -n 2 $preflags "$exe" run "$deck" --quiet "${common[@]}" \
   --set run.steps=$steps --set output.dir=a || fail "A: 1 host, 2 ranks"
 
-run B env ISO_TUNE_CACHE="$work/tune_cache.txt" bash "$multihost" -n 2 -r 2 -t 60 -- "$exe" run "$deck" "${common[@]}" \
+run B env ISO_TUNE_CACHE="$work/tune_cache.txt" bash "$multihost" -n 2 -r 2 -t 25 -- "$exe" run "$deck" "${common[@]}" \
   --set run.steps=$checkpoint --set output.checkpoint_every=$checkpoint --set output.dir=b \
   --set halo.validate_every=2 --set halo.algorithm=tune || fail "B: 2 hosts x 2 ranks"
 grep -q "on 4 ranks" B.log || fail "B did not run on 4 ranks"
@@ -85,7 +86,7 @@ grep -q "OMPI_MCA_btl=tcp,self" tune_cache.txt || fail "B did not run with btl t
 # The checkpoint's deck says tune; the restart runs auto instead (every
 # algorithm gives the same ghosts) and writes no tune cache anywhere.
 # shellcheck disable=SC2086
-run B2 "$mpiexec" -n 3 $preflags timeout 60 "$exe" run --restart "b/$name.checkpoint.h5" \
+run B2 timeout --kill-after=5 25 "$mpiexec" -n 3 $preflags "$exe" run --restart "b/$name.checkpoint.h5" \
   --set run.steps=$steps --set halo.algorithm=auto || fail "B': restart on 1 host, 3 ranks"
 grep -q "restart from b/$name.checkpoint.h5 at step $checkpoint)" B2.log || fail "B' did not restart at step $checkpoint"
 grep -q "on 3 ranks" B2.log || fail "B' did not run on 3 ranks"
