@@ -22,8 +22,10 @@
 # What mpirun gets: --hostfile (the hosts' addresses, R slots each), --map-by
 # ppr:R:node, --bind-to none (the hosts share this machine's cores),
 # --mca plm_rsh_agent <agent> (it enters the host's namespaces), --mca btl
-# tcp,self and oob/btl_tcp_if_include restricted to the hosts' subnet; then
-# MPIEXEC_PREFLAGS (a word list) and PROGRAM. MPIEXEC names another Open MPI
+# tcp,self and oob/btl_tcp_if_include restricted to the hosts' subnet,
+# --mca mpi_yield_when_idle 1 where all ranks outnumber the cores and
+# --oversubscribe where one host's do; then MPIEXEC_PREFLAGS (a word list) and
+# PROGRAM. MPIEXEC names another Open MPI
 # mpirun (default: mpirun). Like ssh, the agent starts the daemons in a clean
 # environment (PATH, HOME, LD_LIBRARY_PATH, TMPDIR, ...); variables reach the
 # remote ranks only as mpirun passes them: OMPI_* always, and these by -x when
