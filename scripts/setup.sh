@@ -50,6 +50,7 @@ PACKAGES=(
   libgtest-dev
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   python3 python3-matplotlib python3-h5py
+  iproute2  # ip netns: the emulated hosts of scripts/multihost.sh and apps.multihost.restart
 )
 # MPICH coexists with Open MPI (Debian alternatives keep Open MPI the default).
 if [[ "$ISOSTENCIL_MPI" == mpich ]]; then PACKAGES+=(libmpich-dev mpich libhdf5-mpich-dev); fi

@@ -18,4 +18,14 @@ esac
 export BUILD_DIR
 
 bash scripts/setup.sh
-exec ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@"
+rc=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j"${JOBS:-2}" --timeout 600 "$@" || rc=$?
+# ctest keeps a skipped test's output only in its log: print each skip's
+# reason (the tests that skip print it on a line starting "SKIP: " or
+# "SKIPPED: ").
+log="$BUILD_DIR/Testing/Temporary/LastTest.log"
+if [[ -f "$log" ]]; then
+  awk '/^[0-9]+\/[0-9]+ Testing: / { name = $3 }
+       /^SKIP(PED)?: / { sub(/^SKIP(PED)?: /, ""); print "skipped " name ": " $0 }' "$log"
+fi
+exit "$rc"
