@@ -431,25 +431,31 @@ CostModel CostModel::calibrate(MPI_Comm comm, double budget_seconds) {
   model.delta_large = std::max((handshakes - model.alpha_large -
                                 rendezvous_burst * model.beta_large * beyond_bytes) / (rendezvous_burst - 1),
                                model.delta);
-  // One rendezvous message gathered from 8 blocks (gaps between them) by a
-  // derived datatype, as a combined message of several blocks travels,
-  // against the same bytes contiguous.
-  const int piece = 4096, pieces = 8;
+  // Two rendezvous messages each way, each gathered by a derived datatype
+  // from 9 pieces of 8 KiB with gaps between them (as a torus step sends a
+  // face's combined blocks), against the same bytes contiguous: the
+  // surcharge per byte of a gathered message. Two at once, since a step's
+  // gathered messages overlap part of their packing (one alone costs about
+  // 1.5 times as much per byte) and steps of several are what the schedules
+  // send.
+  const int piece = 8192, pieces = 9, gathered_burst = 2;
   MPI_Datatype gathered = MPI_DATATYPE_NULL;
   ISO_MPI_CHECK(MPI_Type_vector(pieces, piece, 2 * piece, MPI_BYTE, &gathered));
   ISO_MPI_CHECK(MPI_Type_commit(&gathered));
-  ISO_MPI_CHECK(MPI_Recv_init(recv.data(), 1, gathered, partner, 3, comm, &requests[0]));
-  ISO_MPI_CHECK(MPI_Send_init(send.data(), 1, gathered, partner, 3, comm, &requests[1]));
+  const std::size_t span = static_cast<std::size_t>(2 * pieces * piece);
+  for (int k = 0; k < gathered_burst; ++k) {
+    ISO_MPI_CHECK(MPI_Recv_init(recv.data() + k * span, 1, gathered, partner, 3, comm, &requests[2 * k]));
+    ISO_MPI_CHECK(MPI_Send_init(send.data() + k * span, 1, gathered, partner, 3, comm, &requests[2 * k + 1]));
+  }
   const double scattered_seconds = measure(comm, repetitions, [&] {
-    ISO_MPI_CHECK(MPI_Startall(2, requests.data()));
-    ISO_MPI_CHECK(MPI_Waitall(2, requests.data(), MPI_STATUSES_IGNORE));
+    ISO_MPI_CHECK(MPI_Startall(2 * gathered_burst, requests.data()));
+    ISO_MPI_CHECK(MPI_Waitall(2 * gathered_burst, requests.data(), MPI_STATUSES_IGNORE));
   });
-  for (int k = 0; k < 2; ++k) ISO_MPI_CHECK(MPI_Request_free(&requests[k]));
+  for (int k = 0; k < 2 * gathered_burst; ++k) ISO_MPI_CHECK(MPI_Request_free(&requests[k]));
   ISO_MPI_CHECK(MPI_Type_free(&gathered));
-  const double contiguous_seconds = step(1, pieces * piece, repetitions);
-  model.beta_scattered = std::max(
-      model.beta_large + (scattered_seconds - contiguous_seconds) / (double(pieces) * piece - model.eager_limit),
-      model.beta_large);
+  const double contiguous_seconds = step(gathered_burst, pieces * piece, repetitions);
+  model.beta_scattered =
+      model.beta_large + std::max(0.0, (scattered_seconds - contiguous_seconds) / (double(gathered_burst) * pieces * piece));
   // Copies inside the process: memcpy of the large buffer.
   model.beta_copy = std::max(measure(comm, repetitions, [&] { std::memcpy(recv.data(), send.data(), large); }) / large,
                              1e-13);

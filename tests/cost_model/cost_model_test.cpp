@@ -549,20 +549,20 @@ TEST(CostModelPredict, FurtherRendezvousMessagesAddDeltaLarge) {
 }
 
 // A rendezvous message gathered from several blocks pays beta_scattered
-// instead of beta_large per byte beyond the first eager_limit bytes; one
-// block, or an eager message, does not.
+// instead of beta_large per byte, for the whole message; one block, or an
+// eager message, does not.
 TEST(CostModelPredict, ScatteredRendezvousMessagesByHand) {
   iso::CostModel model = hand_model();
   model.eager_limit = 4096, model.alpha_large = 4e-6, model.beta_large = 5e-10, model.beta_scattered = 2e-9;
   expect_close(model.message_seconds(8192, 1), 4e-6 + 8192 * 5e-10, "one block");
-  expect_close(model.message_seconds(8192, 9), 4e-6 + 8192 * 5e-10 + 4096 * 1.5e-9, "nine blocks");
+  expect_close(model.message_seconds(8192, 9), 4e-6 + 8192 * 2e-9, "nine blocks");
   expect_close(model.message_seconds(4000, 9), a + 4000 * b, "eager, nine blocks");
   model.beta_scattered = 0;  // a file without it: as one block
   expect_close(model.message_seconds(8192, 9), 4e-6 + 8192 * 5e-10, "no beta_scattered");
   // In a schedule: 2-D Moore torus 4x4, 2048 B blocks, 2 messages of 3
-  // blocks (6144 B) each way per step: each adds 2048 * 1.5e-9 = 3.072e-6
+  // blocks (6144 B) each way per step: each adds 6144 * 1.5e-9 = 9.216e-6
   // to the step of ExecutionStepsByHand's two regimes (1.1844e-5):
-  // 2 * (1.1844e-5 + 2 * 3.072e-6).
+  // 2 * (1.1844e-5 + 2 * 9.216e-6).
   model.beta_scattered = 2e-9;
   const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
   const iso::CartGeometry torus{{4, 4}, {true, true}};
@@ -571,7 +571,7 @@ TEST(CostModelPredict, ScatteredRendezvousMessagesByHand) {
                    model, iso::build_schedule(moore, torus, coords.data(), iso::Algorithm::torus,
                                               iso::Collective::alltoall),
                    uniform_bytes(8, 2048, iso::Collective::alltoall), 6),
-               2 * (1.1844e-5 + 2 * 3.072e-6), "torus, scattered rendezvous");
+               2 * (1.1844e-5 + 2 * 9.216e-6), "torus, scattered rendezvous");
 }
 
 // 3-D Moore r=1 alltoall on 2 ranks (2x1x1 torus) under figures as
@@ -604,10 +604,10 @@ TEST(CostModelPredict, RendezvousTermsOrderTheAlgorithmsAsMeasured) {
   model.delta_large = 0;
   EXPECT_NEAR(with_handshakes - predict_at(iso::Algorithm::linear, 4096), 17 * (2.5e-6 - 3.7e-7), 1e-12);
   // Torus at 8 KiB: per direction 2 messages of 9 blocks (73728 B) pay
-  // (beta_scattered - beta_large) beyond the first 4032 bytes.
+  // (beta_scattered - beta_large) per byte.
   const double scattered = predict_at(iso::Algorithm::torus, 8192);
   model.beta_scattered = 0;
-  EXPECT_NEAR(scattered - predict_at(iso::Algorithm::torus, 8192), 2 * (5.5e-10 - 7.9e-11) * (73728 - 4032), 1e-12);
+  EXPECT_NEAR(scattered - predict_at(iso::Algorithm::torus, 8192), 2 * (5.5e-10 - 7.9e-11) * 73728, 1e-12);
 }
 
 // ---------------------------------------------------------------------------

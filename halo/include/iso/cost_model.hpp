@@ -33,10 +33,10 @@ struct CostModel {
   double beta_large = 0;   ///< seconds per byte above the eager limit
   double beta_copy = 0;    ///< seconds per byte copied inside the process (0: beta)
   double delta_large = 0;  ///< seconds per further rendezvous message in flight (0: delta)
-  /// Seconds per byte, beyond the first eager_limit bytes, of a rendezvous
-  /// message gathered from several blocks (a derived datatype: Open MPI's
-  /// shared memory sends the first fragment with the request, then copies
-  /// the rest through fragments instead of in one copy). 0: beta_large.
+  /// Seconds per byte of a rendezvous message gathered from several blocks
+  /// (a derived datatype: Open MPI's shared memory then copies through
+  /// fragments instead of in one copy); it replaces beta_large for the whole
+  /// message. 0: beta_large.
   double beta_scattered = 0;
   int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
@@ -53,7 +53,7 @@ struct CostModel {
   /// message_seconds for a message of `blocks` blocks.
   double message_seconds(double bytes, long blocks) const {
     const bool scattered = blocks > 1 && beta_scattered > beta_large && rendezvous(bytes);
-    return message_seconds(bytes) + (scattered ? (beta_scattered - beta_large) * (bytes - eager_limit) : 0.0);
+    return message_seconds(bytes) + (scattered ? (beta_scattered - beta_large) * bytes : 0.0);
   }
   /// What a message of `bytes` bytes adds to a step that already has one in
   /// flight: delta, or delta_large above the eager limit.
