@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the project with AddressSanitizer + UBSan (g++, build-asan) and runs
 # the whole test suite under them: scripts/sanitize.sh [ctest arguments...]
-# (e.g. -L np2, -R deck). Leaks are reported except those of Open MPI and its
+# (e.g. -L '^np2$', -R deck, -LE scale). Leaks are reported except those of Open MPI and its
 # libraries (tests/sanitize/lsan.supp; sanitize.leak_canary.np2 checks that a
 # leak of ours is still reported); UBSan stops at the first error.
 # Prints the build and test wall times; exits non-zero on any failure.

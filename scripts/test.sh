@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the project (scripts/setup.sh) and runs every test. Extra arguments go
-# to ctest, e.g. `scripts/test.sh -L np2` or `scripts/test.sh -R harness`.
+# to ctest, e.g. `scripts/test.sh -L '^np2$'` or `scripts/test.sh -R harness`.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
