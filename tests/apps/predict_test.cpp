@@ -318,7 +318,7 @@ TEST(PredictText, MarksAutosChoiceAndNamesTheModel) {
 }
 
 TEST(PredictModel, LoadModelReportsBadFiles) {
-  EXPECT_EQ(isostencil::load_model("defaults").alpha, iso::CostModel{}.alpha);
+  EXPECT_EQ(isostencil::load_model("defaults").alpha, iso::CostModel::builtin().alpha);
   EXPECT_THROW(isostencil::load_model("/nonexistent/model.txt"), isostencil::UsageError);
   TempDir dir;
   const std::string bad = dir.write("bad.txt", "alpha = 1\nbeta = x\n");
@@ -342,7 +342,7 @@ TEST(PredictModel, WithoutModelOptionFollowsForCommButNeverCalibrates) {
   }
   {
     ScopedEnv model("ISO_COST_MODEL", "defaults");
-    EXPECT_EQ(isostencil::model_without_calibration(note).alpha, iso::CostModel{}.alpha);
+    EXPECT_EQ(isostencil::model_without_calibration(note).alpha, iso::CostModel::builtin().alpha);
   }
   {
     ScopedEnv model("ISO_COST_MODEL", "/nonexistent/model.txt");
@@ -355,7 +355,7 @@ TEST(PredictModel, WithoutModelOptionFollowsForCommButNeverCalibrates) {
   ASSERT_EQ(cached, iso::CostModel::cache_path(iso::machine_signature(MPI_COMM_SELF)));
   ASSERT_EQ(cached.rfind(dir.path() + "/isostencil/cost_model-", 0), 0u) << cached;
   // No cache file: the defaults, and no calibration.
-  EXPECT_EQ(isostencil::model_without_calibration(note).alpha, iso::CostModel{}.alpha);
+  EXPECT_EQ(isostencil::model_without_calibration(note).alpha, iso::CostModel::builtin().alpha);
   EXPECT_NE(note.find("built-in defaults"), std::string::npos) << note;
   // A cache file: its figures.
   iso::CostModel saved;

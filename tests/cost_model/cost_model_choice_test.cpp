@@ -209,8 +209,14 @@ TEST(CostModelChoice, ForCommDefaults) {
   ISO_REQUIRE_FRESH_PROCESS();
   setenv("ISO_COST_MODEL", "defaults", 1);
   const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
-  const iso::CostModel defaults;
+  const iso::CostModel defaults = iso::CostModel::builtin();
   EXPECT_EQ(model.alpha, defaults.alpha);
+  EXPECT_EQ(model.eager_limit, defaults.eager_limit);
+  EXPECT_EQ(model.alpha_large, defaults.alpha_large);
+  EXPECT_EQ(model.beta_large, defaults.beta_large);
+  EXPECT_EQ(model.beta_copy, defaults.beta_copy);
+  EXPECT_EQ(model.delta_large, defaults.delta_large);
+  EXPECT_EQ(model.beta_scattered, defaults.beta_scattered);
   EXPECT_EQ(model.beta, defaults.beta);
   EXPECT_EQ(model.gamma, defaults.gamma);
   EXPECT_EQ(model.delta, defaults.delta);

@@ -447,7 +447,7 @@ private:
     const std::string& spec = model_args_.model;
     std::string handover;  // ISO_COST_MODEL for for_comm; empty: leave the environment alone
     std::string temporary;
-    iso::CostModel wanted;
+    iso::CostModel wanted = iso::CostModel::builtin();
     const char* environment_value = std::getenv("ISO_COST_MODEL");
     const std::string environment = environment_value ? environment_value : "";
     if (spec == "defaults") {

@@ -133,7 +133,7 @@ public:
         model_note = fmt::format("calibrated now on {} ranks of MPI_COMM_WORLD", mpi.size);
         if (mpi.rank != 0) return 0;
       } else if (model_args_.model == "defaults") {
-        model = iso::CostModel{};
+        model = iso::CostModel::builtin();
         model_note = "built-in defaults (--model defaults)";
       } else if (!model_args_.model.empty()) {
         model = load_model(model_args_.model);

@@ -585,7 +585,7 @@ nlohmann::ordered_json prediction_basis_to_json(const Predictions& predictions) 
 }
 
 iso::CostModel load_model(const std::string& spec, const std::string& option) {
-  if (spec == "defaults") return iso::CostModel{};
+  if (spec == "defaults") return iso::CostModel::builtin();
   try {
     return iso::CostModel::load(spec);
   } catch (const iso::Error& error) {
@@ -604,7 +604,7 @@ iso::CostModel model_without_calibration(std::string& note) {
   if (!std::ifstream(path)) {
     note = "built-in defaults (no ISO_COST_MODEL, no cached calibration " + path +
            "; plan calibrates only with --model calibrate)";
-    return iso::CostModel{};
+    return iso::CostModel::builtin();
   }
   try {
     iso::CostModel model = iso::CostModel::load(path);
@@ -613,7 +613,7 @@ iso::CostModel model_without_calibration(std::string& note) {
   } catch (const iso::Error& error) {
     note = std::string("built-in defaults (the cached calibration cannot be used: ") +
            error.what() + ")";
-    return iso::CostModel{};
+    return iso::CostModel::builtin();
   }
 }
 

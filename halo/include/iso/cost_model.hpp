@@ -61,6 +61,14 @@ struct CostModel {
     return rendezvous(bytes) && delta_large > 0 ? delta_large : delta;
   }
 
+  /// The built-in figures (ISO_COST_MODEL=defaults, `--model defaults`, and
+  /// a one-rank job): a calibration of Open MPI 4.1's shared memory on the
+  /// project's machine, rounded (docs/design/cost-model.md#parameters), so
+  /// that a user who never calibrates gets the choices a calibration there
+  /// gives. A default-constructed CostModel is not these: it is the
+  /// one-regime form a model file's keys are read into.
+  static CostModel builtin();
+
   /// Reads "key = value" lines (alpha, beta, gamma, delta; format 2 adds
   /// version = 2, eager_limit, alpha_large, beta_large, all three or none, and
   /// optionally beta_copy, delta_large and beta_scattered;
