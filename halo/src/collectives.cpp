@@ -385,9 +385,12 @@ Operation regular_init(const char* where, Collective collective, const Neighborh
 
 }  // namespace
 
+std::string algorithm_label(Algorithm algorithm, int ports) {
+  return std::string(to_string(algorithm)) + (ports > 0 ? ":p" + std::to_string(ports) : "");
+}
+
 std::string describe_choice(const Operation& operation) {
-  std::string text = to_string(operation.algorithm());
-  if (operation.ports() > 0) text += ":p" + std::to_string(operation.ports());
+  const std::string text = algorithm_label(operation.algorithm(), operation.ports());
   const std::vector<TuneTrial>& trials = operation.tune_trials();
   if (trials.empty()) return text;
   double least = trials.front().seconds;

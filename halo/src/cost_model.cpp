@@ -492,13 +492,22 @@ std::string CostModel::cache_directory() {
   return "";
 }
 
-std::string CostModel::cache_path(const std::string& machine) {
+std::uint64_t detail::text_digest(const std::string& text) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : machine) hash = (hash ^ c) * 0x100000001b3ULL;
-  char name[64];
-  std::snprintf(name, sizeof name, "cost_model-%016llx.txt", static_cast<unsigned long long>(hash));
+  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
+std::string detail::hex16(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string CostModel::cache_path(const std::string& machine) {
+  const std::string name = "cost_model-" + detail::hex16(detail::text_digest(machine)) + ".txt";
   const std::string directory = cache_directory();
-  return directory.empty() ? std::string("isostencil_") + name : directory + name;
+  return directory.empty() ? "isostencil_" + name : directory + name;
 }
 
 std::string CostModel::default_cache_path() { return cache_path(machine_signature(MPI_COMM_SELF)); }

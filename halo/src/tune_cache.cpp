@@ -26,17 +26,6 @@ namespace iso {
 
 namespace {
 
-std::uint64_t digest_text(const std::string& text, std::uint64_t hash = 0xcbf29ce484222325ULL) {
-  for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;
-  return hash;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 // Parses one entry line; false when it is not one (comment, blank, damaged).
 bool parse_line(const std::string& line, std::string& key, TuneChoice& choice) {
   std::istringstream in(line.substr(0, line.find('#')));
@@ -90,8 +79,8 @@ std::string tune_cache_key(const std::string& machine, Collective collective, co
   for (bool p : grid.periodic) text += p ? " 1" : " 0";
   text += "|offsets " + std::to_string(offsets.dims());
   for (int c : offsets.flat()) text += " " + std::to_string(c);
-  text += "|ports " + std::to_string(ports) + "|bytes " + hex(bytes_digest);
-  return hex(digest_text(text));
+  text += "|ports " + std::to_string(ports) + "|bytes " + detail::hex16(bytes_digest);
+  return detail::hex16(detail::text_digest(text));
 }
 
 std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::string& key) {

@@ -30,6 +30,7 @@ get_filename_component(name "${DECK}" NAME_WE)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(failures "")
+include("${CMAKE_CURRENT_LIST_DIR}/../support/deck_checks.cmake")
 
 function(run_driver label expect_ok)
   execute_process(COMMAND ${ARGN} WORKING_DIRECTORY "${WORK}"
@@ -95,17 +96,10 @@ if(NOT last_output MATCHES "on ${NP_SECOND} rank")
   list(APPEND failures "the restart did not run on ${NP_SECOND} ranks")
 endif()
 
-# Output groups are step_%06d: at least 6 digits, more past 999999 (the
-# signal tests size STEPS by the machine's speed).
-string(LENGTH "${STEPS}" digits)
-if(digits LESS 6)
-  string(LENGTH "000000${STEPS}" length)
-  math(EXPR start "${length} - 6")
-  string(SUBSTRING "000000${STEPS}" ${start} 6 padded)
-else()
-  set(padded "${STEPS}")
-endif()
-set(dataset "/step_${padded}/${FIELD}")
+# The signal tests size STEPS by the machine's speed: past 999999 the group
+# name has more than 6 digits.
+deck_step_group(${STEPS} group)
+set(dataset "/${group}/${FIELD}")
 execute_process(COMMAND "${H5DIFF}" "a/${name}.h5" "b/${name}.h5" "${dataset}" "${dataset}"
                 WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("--- h5diff a/${name}.h5 b/${name}.h5 ${dataset}: exit ${rc}\n${out}${err}")

@@ -9,6 +9,8 @@
 // ranks, so CI exercises a rank with 26 distinct partners.
 #include "collectives_support.hpp"
 
+#include <isostencil_test.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,23 +23,8 @@
 namespace iso_collectives_test {
 namespace {
 
-// k with k^d == n, or 0.
-int exact_root(int n, int d) {
-  for (int k = 1;; ++k) {
-    long power = 1;
-    for (int j = 0; j < d; ++j)
-      power *= k;
-    if (power == n) return k;
-    if (power > n) return 0;
-  }
-}
-
-std::string dims_text(const std::vector<int>& dims) {
-  std::string text;
-  for (std::size_t j = 0; j < dims.size(); ++j)
-    text += (j ? "x" : "") + std::to_string(dims[j]);
-  return text;
-}
+using iso_test::dims_text;
+using iso_test::exact_root;
 
 void check_world_torus(int d) {
   const int world = world_size();

@@ -17,6 +17,7 @@ get_filename_component(name "${DECK}" NAME_WE)
 file(REMOVE_RECURSE "${WORK}")
 file(MAKE_DIRECTORY "${WORK}")
 set(failures "")
+include("${CMAKE_CURRENT_LIST_DIR}/../support/deck_checks.cmake")
 
 set(common --set run.steps=${STEPS} --set run.residual_every=4 --set halo.validate_every=1
            --set output.every=4 --set output.checkpoint_every=${STEPS})
@@ -32,15 +33,7 @@ foreach(variant datatypes packed simulated)
             --set halo.transport=${transport} --set output.dir=${variant}
     WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
   message("--- ${variant} (halo.transport = ${transport}): exit ${rc}\n${out}${err}")
-  if(NOT rc EQUAL 0)
-    list(APPEND failures "${variant}: exit code ${rc}")
-  endif()
-  if(NOT out MATCHES "Solution validates: [^\n]*halo ok")
-    list(APPEND failures "${variant}: no \"Solution validates ... halo ok\"")
-  endif()
-  if(out MATCHES "does not validate|MISMATCH")
-    list(APPEND failures "${variant}: a validation failed")
-  endif()
+  deck_check_validated_run("${variant}" "${rc}" "${out}")
 endforeach()
 
 foreach(variant packed simulated)
@@ -55,14 +48,12 @@ foreach(variant packed simulated)
     else()
       # Every output step's field (the groups' attributes hold the deck, which differs).
       foreach(step RANGE 0 ${STEPS} 4)
-        string(LENGTH "000000${step}" length)
-        math(EXPR start "${length} - 6")
-        string(SUBSTRING "000000${step}" ${start} 6 padded)
+        deck_step_group(${step} group)
         execute_process(COMMAND "${H5DIFF}" "datatypes/${file}" "${variant}/${file}"
-                                "/step_${padded}/${FIELD}" "/step_${padded}/${FIELD}"
+                                "/${group}/${FIELD}" "/${group}/${FIELD}"
                         WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
         if(NOT rc EQUAL 0)
-          list(APPEND failures "${variant}: ${file} /step_${padded}/${FIELD} differs from the datatype run's:\n${hout}${herr}")
+          list(APPEND failures "${variant}: ${file} /${group}/${FIELD} differs from the datatype run's:\n${hout}${herr}")
         endif()
       endforeach()
       continue()

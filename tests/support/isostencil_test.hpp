@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <string>
+#include <vector>
+
 namespace iso_test {
 
 inline int world_rank() {
@@ -26,6 +29,23 @@ inline bool all_ranks(bool ok, MPI_Comm comm = MPI_COMM_WORLD) {
   int global = 0;
   MPI_Allreduce(&local, &global, 1, MPI_INT, MPI_LAND, comm);
   return global != 0;
+}
+
+/// k with k^d == n, or 0 (the side of a cubic process grid of n ranks).
+inline int exact_root(int n, int d) {
+  for (int k = 1;; ++k) {
+    long power = 1;
+    for (int j = 0; j < d; ++j) power *= k;
+    if (power == n) return k;
+    if (power > n) return 0;
+  }
+}
+
+/// "3x3x3".
+inline std::string dims_text(const std::vector<int>& dims) {
+  std::string text;
+  for (std::size_t j = 0; j < dims.size(); ++j) text += (j ? "x" : "") + std::to_string(dims[j]);
+  return text;
 }
 
 }  // namespace iso_test

@@ -330,8 +330,7 @@ public:
               row.note = fmt::format("MISMATCH: plan --predict picks {}",
                                      iso::to_string(predicted.chosen(collective)));
           } else if (algorithm == iso::Algorithm::tune) {
-            row.algorithm = fmt::format("tune\u2192{}{}", iso::to_string(ran),
-                                        op.ports() > 0 ? fmt::format(":p{}", op.ports()) : std::string());
+            row.algorithm = "tune\u2192" + iso::algorithm_label(ran, op.ports());
             row.note = fmt::format("fastest of {} timed candidates", op.tune_trials().size());
           } else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate) {
             row.note = "not a candidate of auto";

@@ -429,16 +429,12 @@ void add_tune_cache(Predictions& predictions, const iso::OffsetList& offsets, co
 
 namespace {
 
-std::string with_ports(iso::Algorithm algorithm, int ports) {
-  return std::string(iso::to_string(algorithm)) + (ports > 0 ? ":p" + std::to_string(ports) : "");
-}
-
 std::string tuned_text(const std::optional<iso::TuneChoice>& tuned) {
   if (!tuned) return "not cached";
   double least = 0;
   for (const iso::TuneTrial& t : tuned->trials)
     if (least == 0 || t.seconds < least) least = t.seconds;
-  return fmt::format("{} ({:.3f} us, {} timed)", with_ports(tuned->algorithm, tuned->ports), least * 1e6,
+  return fmt::format("{} ({:.3f} us, {} timed)", iso::algorithm_label(tuned->algorithm, tuned->ports), least * 1e6,
                      tuned->trials.size());
 }
 
@@ -483,7 +479,7 @@ std::string format_predictions_text(const Predictions& predictions) {
           mark = "<- auto";
         else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate)
           mark = "excluded";
-        table.add({iso::to_string(collective), with_ports(algorithm, p.ports), std::to_string(p.rounds),
+        table.add({iso::to_string(collective), iso::algorithm_label(algorithm, p.ports), std::to_string(p.rounds),
                    std::to_string(p.volume_blocks), std::to_string(p.volume_bytes),
                    fmt::format("{:.3f}", p.seconds * 1e6), mark});
       }
@@ -503,9 +499,9 @@ std::string format_predictions_text(const Predictions& predictions) {
   Table choices(heads, 3);
   for (const auto& size : predictions.sizes) {
     std::vector<std::string> row{fmt::format("{} B", size.block_bytes),
-                                 with_ports(size.chosen(iso::Collective::alltoall),
+                                 iso::algorithm_label(size.chosen(iso::Collective::alltoall),
                                             size.chosen_ports(iso::Collective::alltoall)),
-                                 with_ports(size.chosen(iso::Collective::allgather),
+                                 iso::algorithm_label(size.chosen(iso::Collective::allgather),
                                             size.chosen_ports(iso::Collective::allgather))};
     if (predictions.tune_looked_up) {
       row.push_back(tuned_text(size.tuned[0]));

@@ -83,6 +83,9 @@ private:
   friend Operation make_operation(std::unique_ptr<Impl> impl);
 };
 
+/// "torus", or "torus:p2" where a port limit is given (ports > 0).
+std::string algorithm_label(Algorithm algorithm, int ports);
+
 /// What runs, for reports: "torus", "torus:p2" (a port limit), and for
 /// Algorithm::tune why: "torus:p1 (tune: 12.3 us per call, the fastest of 13
 /// candidates timed at init)" or "... (tune cache: ...)".
