@@ -68,8 +68,9 @@ public:
     model->needs(predict);
     app_->get_option("--save-model")->needs(predict);
     app_->add_option("--ports", ports_,
-                     "the steps column for operations with at most K messages in flight each way "
-                     "(OperationOptions::ports, deck halo.ports; default 0: no limit)")
+                     "the steps column, and --predict's times and auto's choice, for operations with "
+                     "at most K messages in flight each way (OperationOptions::ports, deck halo.ports; "
+                     "default 0: no limit, where auto also weighs limits 1 and 2)")
         ->check(CLI::NonNegativeNumber)
         ->type_name("K")
         ->group("Output");
