@@ -156,10 +156,12 @@ MPI_Datatype contiguous_element(const BlockDesc& block) {
 
 
 // Appends a run, merged with the previous one where they touch.
-void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes) {
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint32_t region) {
   if (bytes <= 0) return;
-  if (!runs.empty() && runs.back().address + runs.back().bytes == address) runs.back().bytes += bytes;
-  else runs.push_back({address, bytes});
+  if (!runs.empty() && runs.back().region == region && runs.back().address + runs.back().bytes == address)
+    runs.back().bytes += bytes;
+  else
+    runs.push_back({address, bytes, region});
 }
 
 namespace {
@@ -308,7 +310,7 @@ MPI_Datatype TypeFacts::leaf(const BlockDesc& block) {
   return facts.leaf;
 }
 
-bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out) {
+bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint32_t region) {
   Facts& facts = of(block);
   if (!facts.runs_known) {
     Flattener flattener(run_budget);
@@ -318,21 +320,26 @@ bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out) {
   }
   if (!facts.runs_ok) return false;
   for (long k = 0; k < block.count; ++k) {
-    for (const Run& run : facts.runs) append_run(out, block.address + k * facts.extent + run.address, run.bytes);
+    for (const Run& run : facts.runs)
+      append_run(out, block.address + k * facts.extent + run.address, run.bytes, region);
     if (out.size() > run_budget) return false;
   }
   return true;
 }
 
 TypeFacts::Facts& TypeFacts::of(const BlockDesc& block) {
+  if (last_ && last_->type == block.type) return *last_;
   for (Facts& known : known_)
-    if (known.type == block.type) return known;
+    if (known.type == block.type) return *(last_ = &known);
   int size = 0;
   ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
+  int integers = 0, addresses = 0, types = 0, combiner = MPI_COMBINER_NAMED;
+  ISO_MPI_CHECK(MPI_Type_get_envelope(block.type, &integers, &addresses, &types, &combiner));
   Facts facts;
   facts.type = block.type, facts.element = contiguous_element(block), facts.size = size;
+  facts.named = combiner == MPI_COMBINER_NAMED;
   known_.push_back(std::move(facts));
-  return known_.back();
+  return *(last_ = &known_.back());
 }
 
 }  // namespace iso::detail

@@ -173,9 +173,10 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
     }
     return max_over_ranks(comm, schedule ? 0.0 : 1.0) == 0.0 ? schedule : nullptr;
   };
-  auto build = [&](Algorithm algorithm, const Schedule* schedule, int ports) {
+  // Scheduled candidates come from the neighborhood's schedules (see schedule_of).
+  auto build = [&](Algorithm algorithm, int ports) {
     return algorithm == Algorithm::mpi ? build_native(neighborhood, collective, buffers)
-                                       : build_scheduled(neighborhood, *schedule, buffers, ports);
+                                       : build_scheduled(neighborhood, algorithm, collective, buffers, ports);
   };
 
   // Rank 0 reads the cache and broadcasts what it found: found, algorithm,
@@ -208,7 +209,7 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
                             : std::find(port_counts.begin(), port_counts.end(), ports) != port_counts.end());
     const Schedule* schedule = known && algorithm != Algorithm::mpi ? schedule_of(algorithm) : nullptr;
     if (known && (algorithm == Algorithm::mpi || schedule)) {
-      std::unique_ptr<Operation::Impl> impl = build(algorithm, schedule, ports);
+      std::unique_ptr<Operation::Impl> impl = build(algorithm, ports);
       for (std::size_t k = 4; k + 3 < found.size(); k += 4)
         impl->trials.push_back({static_cast<Algorithm>(static_cast<int>(found[k])), static_cast<int>(found[k + 1]),
                                 static_cast<int>(found[k + 2]), found[k + 3]});
@@ -236,7 +237,7 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
         if (std::find(timed.begin(), timed.end(), fingerprint) != timed.end()) continue;
         timed.push_back(fingerprint);
       }
-      std::unique_ptr<Operation::Impl> impl = build(algorithm, schedule, ports);
+      std::unique_ptr<Operation::Impl> impl = build(algorithm, ports);
       Operation::Impl* raw = impl.get();
       Operation op = make_operation(std::move(impl));
       double start = MPI_Wtime();
@@ -354,8 +355,7 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
                            ? choose_algorithm(neighborhood, collective, buffers, options.ports)
                            : Choice{options.algorithm, options.ports};
   if (choice.algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
-  return make_operation(build_scheduled(neighborhood, neighborhood.schedule(choice.algorithm, collective),
-                                        std::move(buffers), choice.ports));
+  return make_operation(build_scheduled(neighborhood, choice.algorithm, collective, std::move(buffers), choice.ports));
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,
@@ -373,6 +373,9 @@ Operation regular_init(const char* where, Collective collective, const Neighborh
     const TypeInfo recv_info = type_info(recvtype);
     const int send_blocks = collective == Collective::alltoall ? s : 1;
     const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
+    buffers.send_base = send_base, buffers.recv_base = recv_base;
+    buffers.regular_layout = {sendcount, detail::handle_word(sendtype), send_info.extent, recvcount,
+                              detail::handle_word(recvtype), recv_info.extent, send_blocks, s};
     for (int i = 0; i < send_blocks; ++i)
       buffers.send.push_back({MPI_Aint_add(send_base, static_cast<MPI_Aint>(i) * sendcount * send_info.extent),
                               sendcount, sendtype});
@@ -428,6 +431,7 @@ Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf, 
     const MPI_Aint send_extent = type_info(sendtype).extent;
     const MPI_Aint recv_extent = type_info(recvtype).extent;
     const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
+    buffers.send_base = send_base, buffers.recv_base = recv_base;
     for (int i = 0; i < s; ++i) {
       buffers.send.push_back({MPI_Aint_add(send_base, static_cast<MPI_Aint>(sdispls[i]) * send_extent), sendcounts[i],
                               sendtype});
@@ -450,6 +454,7 @@ Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, 
   Buffers buffers;
   if (error.empty()) {
     const MPI_Aint send_base = address_of(sendbuf), recv_base = address_of(recvbuf);
+    buffers.send_base = send_base, buffers.recv_base = recv_base;
     for (int i = 0; i < s; ++i) {
       buffers.send.push_back({MPI_Aint_add(send_base, sdispls[i]), sendcounts[i], sendtypes[i]});
       buffers.recv.push_back({MPI_Aint_add(recv_base, rdispls[i]), recvcounts[i], recvtypes[i]});

@@ -36,9 +36,13 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
                                               const Buffers& buffers) {
   auto impl = std::make_unique<Operation::Impl>();
   impl->native = true;
-  impl->schedule.algorithm = Algorithm::mpi;
-  impl->schedule.collective = collective;
-  impl->schedule.num_blocks = neighborhood.size();
+  auto plan = std::make_shared<ExecutionPlan>();
+  auto schedule = std::make_shared<Schedule>();
+  schedule->algorithm = Algorithm::mpi;
+  schedule->collective = collective;
+  schedule->num_blocks = neighborhood.size();
+  plan->schedule = std::move(schedule);
+  plan->relocatable = false;
   struct Edge {
     int rank;
     std::vector<const BlockDesc*> blocks;
@@ -114,9 +118,11 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
                                                MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph));
   impl->graph = Comm(graph);
   impl->requests.assign(1, MPI_REQUEST_NULL);
-  impl->step_begin = {0, 1};
-  impl->move_begin = {0, 0};
-  impl->unpack_begin = {0, 0};
+  plan->step_begin = {0, 1};
+  plan->move_begin = {0, 0};
+  plan->unpack_begin = {0, 0};
+  impl->plan = std::move(plan);
+  impl->bases.assign(region_image, 0);
 #if MPI_VERSION >= 4
   ISO_MPI_CHECK(MPI_Neighbor_alltoallw_init(MPI_BOTTOM, impl->send_counts.data(), impl->send_displs.data(),
                                             impl->send_types.data(), MPI_BOTTOM, impl->recv_counts.data(),

@@ -1,6 +1,7 @@
 #include "iso/neighborhood.hpp"
 
 #include "iso/error.hpp"
+#include "operation_internal.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -151,6 +152,7 @@ Neighborhood::Neighborhood(Neighborhood&& other) noexcept
       geometry_(std::move(other.geometry_)),
       coords_(std::move(other.coords_)),
       rank_(other.rank_),
+      offsets_hash_(other.offsets_hash_),
       schedules_(std::move(other.schedules_)) {
   other.shared_ = nullptr;
   other.comm_ = MPI_COMM_NULL;
@@ -165,6 +167,7 @@ Neighborhood& Neighborhood::operator=(Neighborhood&& other) noexcept {
     geometry_ = std::move(other.geometry_);
     coords_ = std::move(other.coords_);
     rank_ = other.rank_;
+    offsets_hash_ = other.offsets_hash_;
     schedules_ = std::move(other.schedules_);
   }
   return *this;
@@ -192,11 +195,12 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
               std::to_string(d) + " dimensions";
     if (offsets_.size() == 0) offsets_ = OffsetList(std::max(d, 1), {});
   }
+  offsets_hash_ = offsets_.hash();
   if (options.verify) {
     // One allreduce of (error, largest hash, complement of the smallest):
     // all agree unless an error or two different hashes show. Only then an
     // allgather names the ranks that disagree.
-    const std::uint64_t hash = offsets_.hash() ^ (geometry_.hash() * 31u);
+    const std::uint64_t hash = offsets_hash_ ^ (geometry_.hash() * 31u);
     std::int64_t summary[3] = {error.empty() ? 0 : 1, static_cast<std::int64_t>(hash), ~static_cast<std::int64_t>(hash)};
     ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, summary, 3, MPI_INT64_T, MPI_MAX, cart));
     if (summary[0] != 0) agree_on_errors(cart, where, error);
@@ -229,10 +233,16 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
 }
 
 const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collective) const {
+  return *shared_schedule(algorithm, collective);
+}
+
+std::shared_ptr<const Schedule> Neighborhood::shared_schedule(Algorithm algorithm, Collective collective) const {
   const auto key = std::make_pair(algorithm, collective);
   auto found = schedules_.find(key);
   if (found == schedules_.end())
-    found = schedules_.emplace(key, build_schedule(offsets_, geometry_, coords_.data(), algorithm, collective)).first;
+    found = schedules_
+                .emplace(key, detail::cached_schedule(offsets_, offsets_hash_, geometry_, coords_, algorithm, collective))
+                .first;
   return found->second;
 }
 

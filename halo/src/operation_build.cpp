@@ -1,6 +1,8 @@
-// An operation's persistent requests and local moves, built once from this
+// An operation's persistent requests and local moves, built from this
 // process's schedule: staging slots for blocks in transit, message datatypes
-// or plain runs of bytes, copies inside the process, grouped in steps.
+// or plain runs of bytes, copies inside the process, grouped in steps. The
+// part that depends only on the buffers' layout (the execution plan) is
+// kept, and a later operation with the same layout only makes requests.
 #include "operation_internal.hpp"
 
 #include "iso/cost_model.hpp"
@@ -14,12 +16,55 @@
 
 namespace iso::detail {
 
-std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule, Buffers buffers,
-                                                 int ports) {
+namespace {
+
+// Gives an operation its own memory for the plan's regions and the requests
+// of its messages. Tags are tag_base + round index, wrapped at the limit.
+void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> plan, const Buffers& buffers,
+                 int tag_base) {
+  int tag_ub_flag = 0;
+  int* tag_ub = nullptr;
+  ISO_MPI_CHECK(MPI_Comm_get_attr(impl.comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
+  const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+  if (impl.scratch.empty()) impl.scratch.resize(std::max<std::size_t>(1, plan->scratch_units));
+  std::size_t image_total = 0;
+  for (std::size_t bytes : plan->image_bytes) image_total += bytes;
+  impl.images.resize(image_total);
+  impl.bases.assign(region_image + plan->image_bytes.size(), 0);
+  impl.bases[region_send] = buffers.send_base;
+  impl.bases[region_recv] = buffers.recv_base;
+  impl.bases[region_scratch] = address_of(impl.scratch.data());
+  MPI_Aint image = address_of(impl.images.data());
+  for (std::size_t k = 0; k < plan->image_bytes.size(); ++k) {
+    impl.bases[region_image + k] = image;
+    image += static_cast<MPI_Aint>(plan->image_bytes[k]);
+  }
+  impl.requests.assign(plan->messages.size(), MPI_REQUEST_NULL);
+  for (std::size_t k = 0; k < plan->messages.size(); ++k) {
+    const PlainMessage& message = plan->messages[k];
+    // Wraps only on a private duplicate with more rounds than tags; messages
+    // of one pair are then matched in posting order, the same on both sides.
+    const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
+    // A derived message type holds absolute addresses: it goes from MPI_BOTTOM.
+    const bool typed = message.region == region_absolute;
+    void* where = typed ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
+    if (message.sending)
+      ISO_MPI_CHECK(MPI_Send_init(where, message.elements, message.element, message.peer, tag, impl.comm,
+                                  &impl.requests[k]));
+    else
+      ISO_MPI_CHECK(MPI_Recv_init(where, message.elements, message.element, message.peer, tag, impl.comm,
+                                  &impl.requests[k]));
+  }
+  impl.plan = std::move(plan);
+}
+
+}  // namespace
+
+std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
+                                                 Collective collective, Buffers buffers, int ports) {
   auto impl = std::make_unique<Operation::Impl>();
-  impl->schedule = std::move(schedule);
-  impl->ports = ports;
-  const Schedule& plan = impl->schedule;
+  const std::shared_ptr<const Schedule> shared_schedule = neighborhood.shared_schedule(algorithm, collective);
+  const Schedule& plan = *shared_schedule;
   // Tags base + round index (base + global rounds: the local copies) keep
   // this operation's messages apart from every other's on the shared
   // communicator; a duplicate only when the tag space is spent.
@@ -33,6 +78,17 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     ISO_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
     tag_base = 0;
   }
+
+  const PlanKey key = plan_key(shared_schedule, neighborhood.rank(), ports, buffers);
+  if (key.usable)
+    if (std::shared_ptr<const ExecutionPlan> cached = find_plan(key)) {
+      instantiate(*impl, std::move(cached), buffers, tag_base);
+      return impl;
+    }
+  auto built = std::make_shared<ExecutionPlan>();
+  ExecutionPlan& out = *built;
+  out.schedule = shared_schedule;
+  out.ports = ports;
 
   // Temporary slots hold block i in transit. Where its signature is n copies
   // of one predefined type (every halo block, however scattered), the slot is
@@ -52,8 +108,12 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     slot_lowest[i] = lowest;
     total_units += slot_units[i] * static_cast<std::size_t>(plan.uses_temp[i] + plan.uses_temp2[i]);
   }
-  impl->scratch.resize(std::max<std::size_t>(1, total_units));
-  MPI_Aint next = address_of(impl->scratch.data());
+  out.scratch_units = std::max<std::size_t>(1, total_units);
+  impl->scratch.resize(out.scratch_units);
+  // Build-time addresses of the regions, which offsets count from.
+  const MPI_Aint scratch_base = address_of(impl->scratch.data());
+  const MPI_Aint region_base[region_image] = {0, buffers.send_base, buffers.recv_base, scratch_base};
+  MPI_Aint next = scratch_base;
   for (int i = 0; i < plan.num_blocks; ++i) {
     if (plan.uses_temp[i]) {
       buffers.temp[i] = {next - slot_lowest[i], shapes[i].count, shapes[i].type};
@@ -65,22 +125,18 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     }
   }
 
-  int tag_ub_flag = 0;
-  int* tag_ub = nullptr;
-  ISO_MPI_CHECK(MPI_Comm_get_attr(impl->comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
-  const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
-
   // Below the shared-memory eager limit (Open MPI's vader: 4 KiB with its
   // header) a packed image beat the datatype by 1.1-2x in
   // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
   // datatype was 1.3-2x faster (docs/benchmarks.md, "Small messages").
   const long pack_limit = 4000;
   TypeFacts facts;
+  auto region_of = [&](BlockRef ref) { return Buffers::region_of(ref.buffer); };
+  auto offset_in = [&](std::uint32_t region, MPI_Aint address) {
+    return region < region_image ? address - region_base[region] : address;
+  };
   auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
                           int recv_rank, int round_index) {
-    // Wraps only on a private duplicate with more rounds than tags; messages
-    // of one pair are then matched in posting order, the same on both sides.
-    const int tag = static_cast<int>((tag_base + static_cast<long>(round_index)) % (tag_limit + 1));
     // Messages made of one predefined type travel as plain elements: a
     // single run of bytes from its place, several runs (up to pack_limit
     // bytes; runs flattened from the block datatypes at init) through a
@@ -116,50 +172,55 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       for (BlockRef ref : entries) {
         const BlockDesc& block = buffers.at(ref);
         if (facts.bytes(block) == 0) continue;
-        if (facts.element(block) != MPI_DATATYPE_NULL) append_run(runs, block.address, facts.bytes(block));
-        else if (!facts.append_runs(block, runs)) return false;
+        if (facts.element(block) != MPI_DATATYPE_NULL)
+          append_run(runs, block.address, facts.bytes(block), region_of(ref));
+        else if (!facts.append_runs(block, runs, region_of(ref)))
+          return false;
       }
-      const int elements = static_cast<int>(total / element_size);
-      const int peer = sending ? send_rank : recv_rank;
-      void* where = nullptr;
+      PlainMessage message;
+      message.sending = sending;
+      message.peer = sending ? send_rank : recv_rank;
+      message.round_index = round_index;
+      message.elements = static_cast<int>(total / element_size);
+      message.element = element;
       if (runs.size() == 1) {
-        where = reinterpret_cast<void*>(runs[0].address);
+        message.region = runs[0].region;
+        message.offset = offset_in(runs[0].region, runs[0].address);
       } else {
-        impl->packed.emplace_back(static_cast<std::size_t>(total));
-        char* image = impl->packed.back().data();
-        where = image;
-        MPI_Aint at = address_of(image);
+        const auto image = static_cast<std::uint32_t>(region_image + out.image_bytes.size());
+        out.image_bytes.push_back(static_cast<std::size_t>(total));
+        message.region = image;
+        MPI_Aint at = 0;
         for (const Run& run : runs) {
           LocalMove m;
           m.raw = true, m.bytes = static_cast<std::size_t>(run.bytes);
-          m.from = sending ? run.address : at;
-          m.to = sending ? at : run.address;
-          (sending ? impl->moves : impl->unpacks).push_back(m);
+          const MPI_Aint place = offset_in(run.region, run.address);
+          m.from = sending ? place : at, m.from_region = sending ? run.region : image;
+          m.to = sending ? at : place, m.to_region = sending ? image : run.region;
+          (sending ? out.moves : out.unpacks).push_back(m);
           at += run.bytes;
         }
       }
-      impl->requests.push_back(MPI_REQUEST_NULL);
-      if (sending)
-        ISO_MPI_CHECK(MPI_Send_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
-      else
-        ISO_MPI_CHECK(MPI_Recv_init(where, elements, element, peer, tag, impl->comm, &impl->requests.back()));
+      out.messages.push_back(message);
       return true;
+    };
+    // A message through a derived datatype at absolute addresses: this
+    // operation's alone.
+    auto typed = [&](MPI_Datatype type, bool sending, int peer) {
+      impl->types.push_back(type);
+      PlainMessage message;
+      message.sending = sending, message.peer = peer, message.round_index = round_index;
+      message.region = region_absolute, message.elements = 1, message.element = type;
+      out.messages.push_back(message);
+      out.relocatable = false;
     };
     if (recv_rank >= 0 && plain(recv, false)) recv_rank = -1;
     if (send_rank >= 0 && plain(send, true)) send_rank = -1;
     // Receive first so that the matching send finds it posted.
     MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
-    if (recv_type != MPI_DATATYPE_NULL) {
-      impl->types.push_back(recv_type);
-      impl->requests.push_back(MPI_REQUEST_NULL);
-      ISO_MPI_CHECK(MPI_Recv_init(MPI_BOTTOM, 1, recv_type, recv_rank, tag, impl->comm, &impl->requests.back()));
-    }
+    if (recv_type != MPI_DATATYPE_NULL) typed(recv_type, false, recv_rank);
     MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
-    if (send_type != MPI_DATATYPE_NULL) {
-      impl->types.push_back(send_type);
-      impl->requests.push_back(MPI_REQUEST_NULL);
-      ISO_MPI_CHECK(MPI_Send_init(MPI_BOTTOM, 1, send_type, send_rank, tag, impl->comm, &impl->requests.back()));
-    }
+    if (send_type != MPI_DATATYPE_NULL) typed(send_type, true, send_rank);
   };
   // Entry i of `from` lands in entry i of `to`, both in this process, as
   // copies; false (nothing added) where a pair's sizes differ, so that MPI
@@ -169,9 +230,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // A move between layouts that flatten: one memcpy per pair of runs, in
   // type-map order on both sides (what MPI_Pack then MPI_Unpack would do,
   // in one pass and without the datatype engine).
-  auto flat_move = [&](const BlockDesc& source, const BlockDesc& target, std::size_t bytes) {
+  auto flat_move = [&](const BlockDesc& source, std::uint32_t source_region, const BlockDesc& target,
+                       std::uint32_t target_region, std::size_t bytes) {
     std::vector<Run> from, to;
-    if (!facts.append_runs(source, from) || !facts.append_runs(target, to)) return false;
+    if (!facts.append_runs(source, from, source_region) || !facts.append_runs(target, to, target_region))
+      return false;
     std::size_t total_from = 0, total_to = 0;
     for (const Run& run : from) total_from += static_cast<std::size_t>(run.bytes);
     for (const Run& run : to) total_to += static_cast<std::size_t>(run.bytes);
@@ -180,18 +243,21 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     MPI_Aint done_a = 0, done_b = 0;  // bytes of from[a] / to[b] already paired
     while (a < from.size() && b < to.size()) {
       const MPI_Aint length = std::min(from[a].bytes - done_a, to[b].bytes - done_b);
-      const MPI_Aint source_at = from[a].address + done_a, target_at = to[b].address + done_b;
+      const MPI_Aint source_at = offset_in(source_region, from[a].address + done_a);
+      const MPI_Aint target_at = offset_in(target_region, to[b].address + done_b);
       // Merge with the step's previous copy where both sides continue it.
-      const bool merge = impl->moves.size() > std::max(merge_floor, static_cast<std::size_t>(impl->move_begin.back())) &&
-                         impl->moves.back().raw &&
-                         impl->moves.back().from + static_cast<MPI_Aint>(impl->moves.back().bytes) == source_at &&
-                         impl->moves.back().to + static_cast<MPI_Aint>(impl->moves.back().bytes) == target_at;
+      const LocalMove* last = out.moves.empty() ? nullptr : &out.moves.back();
+      const bool merge = out.moves.size() > std::max(merge_floor, static_cast<std::size_t>(out.move_begin.back())) &&
+                         last->raw && last->from_region == source_region && last->to_region == target_region &&
+                         last->from + static_cast<MPI_Aint>(last->bytes) == source_at &&
+                         last->to + static_cast<MPI_Aint>(last->bytes) == target_at;
       if (merge) {
-        impl->moves.back().bytes += static_cast<std::size_t>(length);
+        out.moves.back().bytes += static_cast<std::size_t>(length);
       } else {
         LocalMove m;
         m.raw = true, m.from = source_at, m.to = target_at, m.bytes = static_cast<std::size_t>(length);
-        impl->moves.push_back(m);
+        m.from_region = source_region, m.to_region = target_region;
+        out.moves.push_back(m);
       }
       if ((done_a += length) == from[a].bytes) ++a, done_a = 0;
       if ((done_b += length) == to[b].bytes) ++b, done_b = 0;
@@ -199,23 +265,26 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     return true;
   };
   auto add_moves = [&](const std::vector<BlockRef>& from, const std::vector<BlockRef>& to) {
-    const std::size_t before = impl->moves.size();
+    const std::size_t before = out.moves.size();
     merge_floor = before;
     for (std::size_t k = 0; k < from.size() && k < to.size(); ++k) {
       const BlockDesc& source = buffers.at(from[k]);
       const BlockDesc& target = buffers.at(to[k]);
       const long bytes = facts.bytes(source);
       if (bytes != facts.bytes(target) || from.size() != to.size()) {
-        impl->moves.resize(before);
+        out.moves.resize(before);
         return false;
       }
       if (bytes == 0) continue;
       LocalMove m;
-      m.from = source.address, m.to = target.address;
+      m.from_region = region_of(from[k]), m.to_region = region_of(to[k]);
+      m.from = offset_in(m.from_region, source.address), m.to = offset_in(m.to_region, target.address);
       m.bytes = static_cast<std::size_t>(bytes);
       m.raw = facts.element(source) != MPI_DATATYPE_NULL && facts.element(target) != MPI_DATATYPE_NULL;
-      if (!m.raw && flat_move(source, target, static_cast<std::size_t>(bytes))) continue;
+      if (!m.raw && flat_move(source, m.from_region, target, m.to_region, static_cast<std::size_t>(bytes))) continue;
       if (!m.raw) {
+        // Typed sides hold absolute addresses: this operation's alone.
+        out.relocatable = false;
         // Our own types (the caller may free theirs after init), each side one
         // block placed relative to a non-null anchor, the operation itself:
         // blocks described from MPI_BOTTOM have address 0, and MPICH's
@@ -232,21 +301,23 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
         const bool target_flat = facts.element(target) != MPI_DATATYPE_NULL;
         if (!source_flat) anchored(source, m.from_type), m.from = anchor, m.from_count = 1;
         if (!target_flat) anchored(target, m.to_type), m.to = anchor, m.to_count = 1;
+        if (!source_flat) m.from_region = region_absolute;
+        if (!target_flat) m.to_region = region_absolute;
         if (!source_flat && !target_flat) {
           int packed = 0;
           ISO_MPI_CHECK(MPI_Pack_size(source.count, source.type, impl->comm, &packed));
           bounce_bytes = std::max(bounce_bytes, static_cast<std::size_t>(packed));
         }
       }
-      impl->moves.push_back(m);
+      out.moves.push_back(m);
     }
     return true;
   };
   const int self = neighborhood.rank();
   for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
-    impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
-    impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
-    impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
+    out.step_begin.push_back(static_cast<int>(out.messages.size()));
+    out.move_begin.push_back(static_cast<int>(out.moves.size()));
+    out.unpack_begin.push_back(static_cast<int>(out.unpacks.size()));
     for (int r = step.first; r < step.last; ++r) {
       const Round& round = plan.rounds[static_cast<std::size_t>(r)];
       if (is_local_round(round, self) && add_moves(round.send, round.recv)) continue;
@@ -258,17 +329,19 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       if (!add_moves(from, to)) add_messages(from, self, to, self, plan.num_global_rounds);
     }
     // A step with nothing to do is left out.
-    if (impl->step_begin.back() == static_cast<int>(impl->requests.size()) &&
-        impl->move_begin.back() == static_cast<int>(impl->moves.size())) {
-      impl->step_begin.pop_back();
-      impl->move_begin.pop_back();
-      impl->unpack_begin.pop_back();
+    if (out.step_begin.back() == static_cast<int>(out.messages.size()) &&
+        out.move_begin.back() == static_cast<int>(out.moves.size())) {
+      out.step_begin.pop_back();
+      out.move_begin.pop_back();
+      out.unpack_begin.pop_back();
     }
   }
   impl->bounce.resize(bounce_bytes);
-  impl->move_begin.push_back(static_cast<int>(impl->moves.size()));
-  impl->unpack_begin.push_back(static_cast<int>(impl->unpacks.size()));
-  impl->step_begin.push_back(static_cast<int>(impl->requests.size()));
+  out.move_begin.push_back(static_cast<int>(out.moves.size()));
+  out.unpack_begin.push_back(static_cast<int>(out.unpacks.size()));
+  out.step_begin.push_back(static_cast<int>(out.messages.size()));
+  if (key.usable && out.relocatable) store_plan(key, built);
+  instantiate(*impl, std::move(built), buffers, tag_base);
   return impl;
 }
 

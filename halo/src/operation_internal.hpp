@@ -2,6 +2,7 @@
 //   block_types.cpp       block descriptions, datatype facts, flattening to byte runs
 //   native_collective.cpp Algorithm::mpi, the MPI library's neighborhood collective
 //   operation_build.cpp   an operation's requests and local moves from a schedule
+//   setup_cache.cpp       the process's schedules and execution plans, kept for reuse
 //   progress.cpp          the progress engine (Operation::Impl) and Operation itself
 //   collectives.cpp       the *_init entry points: argument checks, the choice of auto
 #pragma once
@@ -14,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <memory>
 #include <utility>
@@ -53,12 +55,34 @@ long block_bytes(const BlockDesc& block);
 // Returns that predefined type, MPI_DATATYPE_NULL for any other layout.
 MPI_Datatype contiguous_element(const BlockDesc& block);
 
+// Where an address of a local move or plain message lies: absolute, or at
+// an offset in one of the operation's regions. Addresses relative to the
+// region they came from make an execution plan independent of where the
+// buffers are, so that one plan serves every operation with the same layout.
+enum Region : std::uint32_t {
+  region_absolute = 0,
+  region_send = 1,     // offsets from Buffers::send_base
+  region_recv = 2,     // ... from Buffers::recv_base
+  region_scratch = 3,  // the T and T2 slots
+  region_image = 4,    // region_image + k: the k-th packed image
+};
+
 // The four buffers of one operation, block by block.
 struct Buffers {
   std::vector<BlockDesc> send;  // indexed by the send block index
   std::vector<BlockDesc> recv;  // R[i]
   std::vector<BlockDesc> temp;  // T[i]
   std::vector<BlockDesc> temp2; // T2[i]
+  // The addresses send and receive offsets count from (the user's sendbuf
+  // and recvbuf; 0 where blocks are absolute).
+  MPI_Aint send_base = 0, recv_base = 0;
+  // Regular collectives: the few figures that place every block (counts,
+  // types, extents); empty for v and w, whose blocks are keyed one by one.
+  std::vector<std::int64_t> regular_layout;
+
+  static std::uint32_t region_of(Buffer buffer) {
+    return buffer == Buffer::send ? region_send : buffer == Buffer::recv ? region_recv : region_scratch;
+  }
 
   const BlockDesc& at(BlockRef ref) const {
     switch (ref.buffer) {
@@ -76,14 +100,17 @@ struct Buffers {
 MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries);
 
 // A run of bytes: where it starts (absolute, or relative to an element's
-// address) and how long it is.
+// address), how long it is, and the region its address came from.
 struct Run {
   MPI_Aint address;
   MPI_Aint bytes;
+  std::uint32_t region = region_absolute;
 };
 
-// Appends a run, merged with the previous one where they touch.
-void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes);
+// Appends a run, merged with the previous one where they touch and come from
+// the same region (runs of different buffers touch only by accident of
+// placement, which a reused plan must not depend on).
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint32_t region = region_absolute);
 
 // What build_scheduled() asks of a block's datatype, looked up once per
 // datatype (a schedule has thousands of entries but few distinct types).
@@ -95,31 +122,71 @@ public:
   MPI_Datatype leaf(const BlockDesc& block);
   /// Appends the block's byte runs at their absolute addresses; false when
   /// its layout is not flattened (or has more than run_budget runs).
-  bool append_runs(const BlockDesc& block, std::vector<Run>& out);
+  bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint32_t region = region_absolute);
+  /// Whether the block's type is a predefined one (a handle that always
+  /// means the same layout).
+  bool predefined(const BlockDesc& block) { return of(block).named; }
   static constexpr std::size_t run_budget = 16384;
 
 private:
   struct Facts {
     MPI_Datatype type = MPI_DATATYPE_NULL, element = MPI_DATATYPE_NULL;
     int size = 0;
-    bool leaf_known = false, runs_known = false, runs_ok = false;
+    bool leaf_known = false, runs_known = false, runs_ok = false, named = false;
     MPI_Datatype leaf = MPI_DATATYPE_NULL;
     MPI_Aint extent = 0;
     std::vector<Run> runs;
   };
   Facts& of(const BlockDesc& block);
   std::deque<Facts> known_;  // stable references
+  Facts* last_ = nullptr;    // blocks come in runs of one type
 };
 
 // A block copied inside the process instead of sent to itself: raw bytes when
 // both sides are contiguous, else packed from one layout and unpacked into
-// the other through the bounce buffer.
+// the other through the bounce buffer. `from` and `to` are offsets in their
+// regions (Impl::bases); typed sides are absolute.
 struct LocalMove {
   MPI_Aint from = 0, to = 0;
   int from_count = 0, to_count = 0;
   MPI_Datatype from_type = MPI_DATATYPE_NULL, to_type = MPI_DATATYPE_NULL;
   std::size_t bytes = 0;
   bool raw = false;
+  std::uint32_t from_region = region_absolute, to_region = region_absolute;
+};
+
+// A message of `elements` predefined elements at one place of a region.
+struct PlainMessage {
+  bool sending = false;
+  int peer = 0;
+  int round_index = 0;  // the tag is the operation's tag base plus this
+  std::uint32_t region = region_absolute;
+  MPI_Aint offset = 0;
+  int elements = 0;
+  MPI_Datatype element = MPI_DATATYPE_NULL;
+};
+
+// What an operation executes, derived from a schedule and its buffers'
+// layout: the steps, their local moves and unpacks, and (for plans made of
+// plain messages only) the messages. Immutable once built, and shared by
+// every operation with the same schedule, rank, port limit and layout
+// relative to its buffers (setup_cache.cpp).
+struct ExecutionPlan {
+  std::shared_ptr<const Schedule> schedule;
+  int ports = 0;
+  std::vector<LocalMove> moves;
+  std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
+  std::vector<LocalMove> unpacks;
+  std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
+  std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
+  // Plans whose every address is region-relative, and whose messages are all
+  // plain, can be instantiated on other buffers: these say how.
+  bool relocatable = true;
+  std::vector<PlainMessage> messages;  // one per request, in request order
+  std::size_t scratch_units = 0;       // max_align_t elements of the T/T2 slots
+  std::vector<std::size_t> image_bytes;
+
+  int steps() const { return static_cast<int>(step_begin.size()) - 1; }
 };
 
 }  // namespace detail
@@ -129,20 +196,16 @@ struct Operation::Impl {
   // range each (`own` holds a private duplicate once tags run out).
   MPI_Comm comm = MPI_COMM_NULL;
   Comm own;
-  Schedule schedule;
+  std::shared_ptr<const detail::ExecutionPlan> plan;
+  // Where each region of the plan lies for this operation (Region).
+  std::vector<MPI_Aint> bases;
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
   std::vector<MPI_Request> requests;
-  std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
-  std::vector<detail::LocalMove> moves;
-  std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
-  std::vector<detail::LocalMove> unpacks;
-  std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
   std::vector<char> bounce;
-  std::deque<std::vector<char>> packed;  // contiguous images of small multi-block messages
+  std::vector<char> images;  // contiguous images of small multi-block messages, back to back
   int current = -1;             // active step, -1 when inactive
-  int ports = 0;                // the limit execution_steps() grouped the steps with
   std::vector<TuneTrial> trials;  // Algorithm::tune's measurements
   bool tune_cached = false;       // ... read from the tune cache, not timed now
 
@@ -158,7 +221,7 @@ struct Operation::Impl {
   // Destroyed while active: completes first (progress.cpp).
   ~Impl();
 
-  int steps() const { return static_cast<int>(step_begin.size()) - 1; }
+  int steps() const { return plan->steps(); }
 
   // The progress engine (progress.cpp): every wait or test advances all
   // active operations of the process, kept in an intrusive list.
@@ -185,9 +248,31 @@ namespace detail {
 std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, Collective collective,
                                               const Buffers& buffers);
 // Builds the persistent requests of every round plus the final local copies
-// (operation_build.cpp).
-std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Schedule schedule,
-                                                 Buffers buffers, int ports = 0);
+// (operation_build.cpp), from the process's cached plan where one fits.
+std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
+                                                 Collective collective, Buffers buffers, int ports = 0);
+
+// The process's caches (setup_cache.cpp). Both are bounded; operations keep
+// the plans they run.
+//   The schedule of (offsets, grid, coordinates, algorithm, collective).
+std::shared_ptr<const Schedule> cached_schedule(const OffsetList& offsets, std::uint64_t offsets_hash,
+                                                const CartGeometry& grid, const std::vector<int>& coords,
+                                                Algorithm algorithm, Collective collective);
+//   An execution plan for a schedule, rank, port limit and buffer layout;
+//   not `usable` where the layout cannot be keyed (derived datatypes, whose
+//   handles may be freed and reused for another layout).
+struct PlanKey {
+  std::shared_ptr<const Schedule> schedule;
+  int rank = 0, ports = 0;
+  std::vector<std::int64_t> layout;
+  std::uint64_t digest = 0;
+  bool usable = false;
+};
+// A datatype handle as a key word (a pointer in Open MPI, an int in MPICH).
+std::int64_t handle_word(MPI_Datatype type);
+PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int ports, const Buffers& buffers);
+std::shared_ptr<const ExecutionPlan> find_plan(const PlanKey& key);
+void store_plan(const PlanKey& key, std::shared_ptr<const ExecutionPlan> plan);
 
 }  // namespace detail
 

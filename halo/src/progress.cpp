@@ -65,14 +65,16 @@ void Operation::Impl::post(int step) {
     return;
   }
   // A step's local moves touch no slot its messages touch (execution_steps).
-  for (int m = move_begin[step]; m < move_begin[step + 1]; ++m) move(moves[static_cast<std::size_t>(m)]);
-  const int count = step_begin[step + 1] - step_begin[step];
-  if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + step_begin[step]));
+  const detail::ExecutionPlan& p = *plan;
+  for (int m = p.move_begin[step]; m < p.move_begin[step + 1]; ++m) move(p.moves[static_cast<std::size_t>(m)]);
+  const int count = p.step_begin[step + 1] - p.step_begin[step];
+  if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + p.step_begin[step]));
 }
 
 void Operation::Impl::move(const detail::LocalMove& m) {
+  const MPI_Aint from = bases[m.from_region] + m.from, to = bases[m.to_region] + m.to;
   if (m.raw) {
-    copy_bytes(reinterpret_cast<char*>(m.to), reinterpret_cast<const char*>(m.from), m.bytes);
+    copy_bytes(reinterpret_cast<char*>(to), reinterpret_cast<const char*>(from), m.bytes);
     return;
   }
   // A contiguous side (no type) is read or written in place: one MPI call,
@@ -82,18 +84,18 @@ void Operation::Impl::move(const detail::LocalMove& m) {
   const int bytes = static_cast<int>(m.bytes);
   int position = 0;
   if (m.from_type == MPI_DATATYPE_NULL) {
-    ISO_MPI_CHECK(MPI_Unpack(reinterpret_cast<const void*>(m.from), bytes, &position,
-                             reinterpret_cast<void*>(m.to), m.to_count, m.to_type, comm));
+    ISO_MPI_CHECK(MPI_Unpack(reinterpret_cast<const void*>(from), bytes, &position,
+                             reinterpret_cast<void*>(to), m.to_count, m.to_type, comm));
   } else if (m.to_type == MPI_DATATYPE_NULL) {
-    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(m.from), m.from_count, m.from_type,
-                           reinterpret_cast<void*>(m.to), bytes, &position, comm));
+    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(from), m.from_count, m.from_type,
+                           reinterpret_cast<void*>(to), bytes, &position, comm));
   } else {
-    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(m.from), m.from_count, m.from_type, bounce.data(),
+    ISO_MPI_CHECK(MPI_Pack(reinterpret_cast<const void*>(from), m.from_count, m.from_type, bounce.data(),
                            static_cast<int>(bounce.size()), &position, comm));
     if (position == bytes) {
       position = 0;
       ISO_MPI_CHECK(MPI_Unpack(bounce.data(), static_cast<int>(bounce.size()), &position,
-                               reinterpret_cast<void*>(m.to), m.to_count, m.to_type, comm));
+                               reinterpret_cast<void*>(to), m.to_count, m.to_type, comm));
     }
   }
   if (position != bytes)
@@ -132,9 +134,10 @@ void Operation::Impl::begin() {
 }
 
 bool Operation::Impl::advance(bool block) {
+  const detail::ExecutionPlan& p = *plan;
   while (current >= 0) {
-    const int first = step_begin[current];
-    const int count = step_begin[current + 1] - first;
+    const int first = p.step_begin[current];
+    const int count = p.step_begin[current + 1] - first;
     if (count == 0) {
       // local moves only: done when posted
     } else if (block) {
@@ -149,7 +152,8 @@ bool Operation::Impl::advance(bool block) {
         ISO_MPI_CHECK(MPI_Testall(count, requests.data() + first, &done, MPI_STATUSES_IGNORE));
       if (!done) return false;
     }
-    for (int m = unpack_begin[current]; m < unpack_begin[current + 1]; ++m) move(unpacks[static_cast<std::size_t>(m)]);
+    for (int m = p.unpack_begin[current]; m < p.unpack_begin[current + 1]; ++m)
+      move(p.unpacks[static_cast<std::size_t>(m)]);
     if (++current == steps()) {
       current = -1;
       unlink();
@@ -207,14 +211,14 @@ bool Operation::active() const { return impl_ && impl_->current >= 0; }
 
 const Schedule& Operation::schedule() const {
   if (!impl_) throw Error("iso::Operation::schedule: the operation is empty");
-  return impl_->schedule;
+  return *impl_->plan->schedule;
 }
 
 Algorithm Operation::algorithm() const { return schedule().algorithm; }
 
 int Operation::ports() const {
   if (!impl_) throw Error("iso::Operation::ports: the operation is empty");
-  return impl_->ports;
+  return impl_->plan->ports;
 }
 
 const std::vector<TuneTrial>& Operation::tune_trials() const {

@@ -119,7 +119,7 @@ def main():
         check(len(linear) == 2 and all(r["chosen"] == "" for r in linear), "linear rows missing or with a pick")
     else:
         names = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init", "mpi-create",
-                 "mpi-adjacent"]
+                 "mpi-adjacent", "iso-create+init-cold"]
         for name in names:
             matching = [r for r in rows if r["contender"] == name and r["neighborhood"] == "moore-d2-r1"]
             check(len(matching) == 1 and matching[0]["operation"] == "setup", f"no setup row for {name}")

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,6 +91,22 @@ std::string algorithm_label(Algorithm algorithm, int ports);
 /// Algorithm::tune why: "torus:p1 (tune: 12.3 us per call, the fastest of 13
 /// candidates timed at init)" or "... (tune cache: ...)".
 std::string describe_choice(const Operation& operation);
+
+/// Set-up caches of the process. Neighborhoods with the same offsets, grid
+/// and coordinates share their schedules, and operations with the same
+/// schedule, rank, port limit and block layout relative to their buffers
+/// (predefined datatypes only) share one execution plan, so a repeated set-up
+/// only makes its requests. Each cache keeps its 32 most recently used
+/// entries; operations keep the plans they run. `ISO_SETUP_CACHE=off` in the
+/// environment turns both off (read once per process).
+struct SetupCacheCounts {
+  long schedule_hits = 0, schedule_misses = 0;
+  long plan_hits = 0, plan_misses = 0;
+  std::size_t schedules = 0, plans = 0;  ///< entries held now
+};
+SetupCacheCounts setup_cache_counts();
+/// Drops every cached schedule and plan (counts stay). The next set-up is built from scratch.
+void clear_setup_caches();
 
 /// Whether the MPI library's neighborhood collectives pair repeated edges in
 /// order: the k-th message to a neighbor listed several times lands in the

@@ -6,7 +6,9 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -79,6 +81,9 @@ public:
   /// This process's schedule, computed once per (algorithm, collective) and
   /// kept: every init on the neighborhood reuses it.
   const Schedule& schedule(Algorithm algorithm, Collective collective) const;
+  /// The same schedule, shared with the process's schedule cache (one per
+  /// offsets, grid, coordinates, algorithm and collective).
+  std::shared_ptr<const Schedule> shared_schedule(Algorithm algorithm, Collective collective) const;
   /// Rank that block i is sent to / received from (-1: none, non-periodic mesh).
   int target_rank(int block) const;
   int source_rank(int block) const;
@@ -100,7 +105,8 @@ private:
   CartGeometry geometry_;
   std::vector<int> coords_;
   int rank_ = 0;
-  mutable std::map<std::pair<Algorithm, Collective>, Schedule> schedules_;
+  std::uint64_t offsets_hash_ = 0;
+  mutable std::map<std::pair<Algorithm, Collective>, std::shared_ptr<const Schedule>> schedules_;
 };
 
 }  // namespace iso

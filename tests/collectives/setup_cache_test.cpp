@@ -1,0 +1,243 @@
+// The set-up caches: a second operation with the same schedule and block
+// layout reuses the first one's execution plan on its own buffers, and gives
+// the same result as the straightforward definition of the collective;
+// anything that changes the layout is another plan; derived datatypes are
+// never keyed; neighborhoods with the same offsets share their schedules.
+#include "collectives_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace iso_collectives_test {
+namespace {
+
+constexpr int absent = -7;  // receive slots a process without a partner leaves alone
+
+// Element e of block i sent by `rank` in generation g.
+int code(int generation, int rank, int block, int element) {
+  return generation * 10'000'000 + rank * 100'000 + block * 100 + element;
+}
+
+iso::OffsetList offsets_3d() {
+  // Faces, an edge, a corner, a repeat, a long offset: several rounds per dimension.
+  return iso::OffsetList(3, {1, 0, 0, -1, 0, 0, 0, 1, 1, 1, -1, 1, 0, 0, -2, 1, 0, 0, 2, 1, 0});
+}
+
+// One alltoall or allgather on int buffers placed at `shift` ints into their vectors.
+struct IntExchange {
+  const iso::Neighborhood& nbh;
+  iso::Collective collective;
+  int count;
+  int shift;
+  std::vector<int> send, recv;
+  iso::Operation op;
+
+  IntExchange(const iso::Neighborhood& n, iso::Collective c, int count_, int shift_, const iso::OperationOptions& o)
+      : nbh(n), collective(c), count(count_), shift(shift_) {
+    const int blocks = collective == iso::Collective::alltoall ? nbh.size() : 1;
+    send.assign(static_cast<std::size_t>(shift + blocks * count + 3), 0);
+    recv.assign(static_cast<std::size_t>(shift + nbh.size() * count + 3), absent);
+    int* s = send.data() + shift;
+    int* r = recv.data() + shift;
+    op = collective == iso::Collective::alltoall
+             ? iso::alltoall_init(nbh, s, count, MPI_INT, r, count, MPI_INT, o)
+             : iso::allgather_init(nbh, s, count, MPI_INT, r, count, MPI_INT, o);
+  }
+
+  // Runs generation g; returns the first wrong element, or "".
+  std::string run(int generation) {
+    const int rank = nbh.rank();
+    const int blocks = collective == iso::Collective::alltoall ? nbh.size() : 1;
+    for (int i = 0; i < blocks; ++i)
+      for (int e = 0; e < count; ++e) send[static_cast<std::size_t>(shift + i * count + e)] = code(generation, rank, i, e);
+    std::fill(recv.begin(), recv.end(), absent);
+    op.run();
+    for (int i = 0; i < nbh.size(); ++i) {
+      const int source = nbh.source_rank(i);
+      for (int e = 0; e < count; ++e) {
+        const int block = collective == iso::Collective::alltoall ? i : 0;
+        const int expected = source < 0 ? absent : code(generation, source, block, e);
+        const int got = recv[static_cast<std::size_t>(shift + i * count + e)];
+        if (got != expected)
+          return "block " + std::to_string(i) + " element " + std::to_string(e) + ": got " + std::to_string(got) +
+                 ", expected " + std::to_string(expected);
+      }
+    }
+    for (int k = 0; k < shift; ++k)
+      if (recv[static_cast<std::size_t>(k)] != absent) return "wrote before the receive buffer";
+    for (std::size_t k = static_cast<std::size_t>(shift + nbh.size() * count); k < recv.size(); ++k)
+      if (recv[k] != absent) return "wrote past the receive buffer";
+    return {};
+  }
+};
+
+void expect_everywhere(const std::string& failure, const std::string& what) {
+  const bool ok = all_ranks(failure.empty());
+  if (!failure.empty()) ADD_FAILURE() << what << ", rank " << world_rank() << ": " << failure;
+  if (!ok && world_rank() == 0) ADD_FAILURE() << what << " failed on some rank(s)";
+}
+
+iso::OperationOptions with(iso::Algorithm algorithm, int ports = 0) {
+  iso::OperationOptions options;
+  options.algorithm = algorithm;
+  options.ports = ports;
+  return options;
+}
+
+TEST(CollectivesSetupCache, SecondInitOnOtherBuffersReusesThePlan) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(3), {true, false, true});
+  iso::Neighborhood nbh(cart.get(), offsets_3d());
+  for (iso::Collective collective : {iso::Collective::alltoall, iso::Collective::allgather})
+    for (iso::Algorithm algorithm :
+         {iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct, iso::Algorithm::basis}) {
+      const std::string what = std::string(iso::to_string(algorithm)) +
+                               (collective == iso::Collective::alltoall ? " alltoall" : " allgather");
+      iso::clear_setup_caches();
+      const iso::SetupCacheCounts before = iso::setup_cache_counts();
+      std::string failure;
+      // 3 ints per block: small messages, through packed images where blocks are scattered.
+      auto first = std::make_unique<IntExchange>(nbh, collective, 3, 0, with(algorithm));
+      const iso::SetupCacheCounts middle = iso::setup_cache_counts();
+      IntExchange second(nbh, collective, 3, 5, with(algorithm));
+      const iso::SetupCacheCounts after = iso::setup_cache_counts();
+      if (middle.plan_misses != before.plan_misses + 1 || middle.plan_hits != before.plan_hits)
+        failure = "the first operation did not build a plan";
+      else if (after.plan_hits != middle.plan_hits + 1)
+        failure = "the second operation did not reuse the first one's plan";
+      // Alternating generations: each runs on its own buffers.
+      for (int generation = 1; generation <= 4 && failure.empty(); ++generation) {
+        failure = first->run(2 * generation);
+        if (failure.empty()) failure = second.run(2 * generation + 1);
+      }
+      // The cache dropped and the first operation gone: the second keeps its plan.
+      iso::clear_setup_caches();
+      first.reset();
+      if (failure.empty()) failure = second.run(11);
+      if (failure.empty() && iso::setup_cache_counts().plans != 0) failure = "clear_setup_caches left plans";
+      expect_everywhere(failure, what);
+    }
+}
+
+TEST(CollectivesSetupCache, AnotherLayoutPortLimitOrCollectiveIsAnotherPlan) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(2, 1));
+  iso::clear_setup_caches();
+  std::string failure;
+  IntExchange base(nbh, iso::Collective::alltoall, 2, 0, with(iso::Algorithm::torus));
+  const long misses = iso::setup_cache_counts().plan_misses;
+  IntExchange counted(nbh, iso::Collective::alltoall, 3, 0, with(iso::Algorithm::torus));
+  IntExchange ported(nbh, iso::Collective::alltoall, 2, 0, with(iso::Algorithm::torus, 1));
+  IntExchange gathered(nbh, iso::Collective::allgather, 2, 0, with(iso::Algorithm::torus));
+  IntExchange direct(nbh, iso::Collective::alltoall, 2, 0, with(iso::Algorithm::direct));
+  const iso::SetupCacheCounts now = iso::setup_cache_counts();
+  if (now.plan_misses != misses + 4) failure = std::to_string(now.plan_misses - misses) + " new plans for 4 other keys";
+  if (now.plans != 5 && failure.empty()) failure = std::to_string(now.plans) + " plans held, expected 5";
+  int generation = 0;
+  for (IntExchange* ex : {&base, &counted, &ported, &gathered, &direct})
+    if (failure.empty()) failure = ex->run(++generation);
+  expect_everywhere(failure, "five keys");
+}
+
+TEST(CollectivesSetupCache, AlltoallwWithinOneArrayReusesThePlan) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, false});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList(2, {1, 0, -1, 0, 0, 1, 1, 1, -1, -1, 0, -1}));
+  const int s = nbh.size();
+  // Send block i: i + 1 doubles; receive blocks after the send blocks, in
+  // reverse order; one array holds both, as a field's halo exchange does.
+  iso::clear_setup_caches();
+  std::string failure;
+  auto exchange = [&](std::vector<double>& field, int generation) -> std::string {
+    std::vector<int> counts(static_cast<std::size_t>(s));
+    std::vector<MPI_Aint> sdispls(static_cast<std::size_t>(s)), rdispls(static_cast<std::size_t>(s));
+    std::vector<MPI_Datatype> types(static_cast<std::size_t>(s), MPI_DOUBLE);
+    long at = 0;
+    for (int i = 0; i < s; ++i) counts[i] = 2, sdispls[i] = static_cast<MPI_Aint>(at * sizeof(double)), at += 2;
+    for (int i = s - 1; i >= 0; --i) rdispls[i] = static_cast<MPI_Aint>(at * sizeof(double)), at += 2;
+    field.assign(static_cast<std::size_t>(at), -1.0);
+    for (int i = 0; i < s; ++i)
+      for (int e = 0; e < 2; ++e)
+        field[static_cast<std::size_t>(sdispls[i] / 8 + e)] = code(generation, nbh.rank(), i, e);
+    iso::Operation op = iso::alltoallw_init(nbh, field.data(), counts.data(), sdispls.data(), types.data(),
+                                            field.data(), counts.data(), rdispls.data(), types.data(),
+                                            with(iso::Algorithm::torus));
+    op.run();
+    for (int i = 0; i < s; ++i)
+      for (int e = 0; e < 2; ++e) {
+        const int source = nbh.source_rank(i);
+        const double expected = source < 0 ? -1.0 : code(generation, source, i, e);
+        if (field[static_cast<std::size_t>(rdispls[i] / 8 + e)] != expected)
+          return "block " + std::to_string(i) + " element " + std::to_string(e) + " wrong";
+      }
+    return {};
+  };
+  std::vector<double> one, two;
+  failure = exchange(one, 1);
+  const iso::SetupCacheCounts middle = iso::setup_cache_counts();
+  if (failure.empty()) failure = exchange(two, 2);
+  if (failure.empty() && iso::setup_cache_counts().plan_hits != middle.plan_hits + 1)
+    failure = "the second alltoallw did not reuse the plan";
+  expect_everywhere(failure, "alltoallw in one array");
+}
+
+TEST(CollectivesSetupCache, DerivedDatatypesAreNotKeyed) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(2, 1));
+  const int s = nbh.size();
+  std::string failure;
+  const iso::SetupCacheCounts before = iso::setup_cache_counts();
+  for (int round = 0; round < 2 && failure.empty(); ++round) {
+    // A fresh handle each time, which MPI may give the value of the freed one.
+    MPI_Datatype pair = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(2 + round, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    const int width = 2 + round;
+    std::vector<int> send(static_cast<std::size_t>(s * width)), recv(send.size(), absent);
+    for (int i = 0; i < s; ++i)
+      for (int e = 0; e < width; ++e) send[static_cast<std::size_t>(i * width + e)] = code(1, nbh.rank(), i, e);
+    {
+      iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, pair, recv.data(), 1, pair,
+                                             with(iso::Algorithm::torus));
+      op.run();
+    }
+    MPI_Type_free(&pair);
+    for (int i = 0; i < s && failure.empty(); ++i)
+      for (int e = 0; e < width; ++e)
+        if (recv[static_cast<std::size_t>(i * width + e)] != code(1, nbh.source_rank(i), i, e))
+          failure = "block " + std::to_string(i) + " wrong with a derived type of " + std::to_string(width) + " ints";
+  }
+  const iso::SetupCacheCounts after = iso::setup_cache_counts();
+  if (failure.empty() && (after.plan_hits != before.plan_hits || after.plan_misses != before.plan_misses))
+    failure = "a derived datatype was looked up in the plan cache";
+  expect_everywhere(failure, "derived datatypes");
+}
+
+TEST(CollectivesSetupCache, NeighborhoodsWithTheSameOffsetsShareSchedules) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(3), {true, true, false});
+  iso::clear_setup_caches();
+  std::string failure;
+  iso::Neighborhood a(cart.get(), offsets_3d());
+  const iso::SetupCacheCounts before = iso::setup_cache_counts();
+  const iso::Schedule& first = a.schedule(iso::Algorithm::torus, iso::Collective::alltoall);
+  iso::Neighborhood b(cart.get(), offsets_3d());
+  const iso::Schedule& second = b.schedule(iso::Algorithm::torus, iso::Collective::alltoall);
+  const iso::SetupCacheCounts after = iso::setup_cache_counts();
+  if (&first != &second) failure = "two neighborhoods with the same offsets built two schedules";
+  if (after.schedule_misses != before.schedule_misses + 1 || after.schedule_hits != before.schedule_hits + 1)
+    failure = "expected one schedule built and one reused";
+  // Other offsets, another grid: other schedules, and the right ones.
+  iso::CartComm other(MPI_COMM_WORLD, dims_create(3), {true, true, true});
+  iso::Neighborhood c(other.get(), offsets_3d());
+  iso::Neighborhood d(cart.get(), iso::OffsetList::moore(3, 1));
+  if (&c.schedule(iso::Algorithm::torus, iso::Collective::alltoall) == &first ||
+      &d.schedule(iso::Algorithm::torus, iso::Collective::alltoall) == &first)
+    failure = "a schedule was shared across grids or offsets";
+  IntExchange on_c(c, iso::Collective::alltoall, 1, 0, with(iso::Algorithm::torus));
+  if (failure.empty()) failure = on_c.run(3);
+  expect_everywhere(failure, "shared schedules");
+}
+
+}  // namespace
+}  // namespace iso_collectives_test
