@@ -310,6 +310,21 @@ MPI_Datatype TypeFacts::leaf(const BlockDesc& block) {
   return facts.leaf;
 }
 
+bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out) {
+  Facts& facts = of(block);
+  if (facts.named) {
+    out.insert(out.end(), {0, handle_word(block.type)});
+    return true;
+  }
+  std::vector<Run> none;
+  if (!append_runs({0, 0, block.type}, none)) return false;
+  const TypeInfo info = type_info(block.type);
+  out.insert(out.end(), {1, facts.size, info.extent, info.true_lb, info.true_extent, handle_word(facts.element),
+                         handle_word(leaf(block)), static_cast<std::int64_t>(facts.runs.size())});
+  for (const Run& run : facts.runs) out.insert(out.end(), {run.address, run.bytes});
+  return true;
+}
+
 bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint32_t region) {
   Facts& facts = of(block);
   if (!facts.runs_known) {

@@ -126,6 +126,11 @@ public:
   /// Whether the block's type is a predefined one (a handle that always
   /// means the same layout).
   bool predefined(const BlockDesc& block) { return of(block).named; }
+  /// Appends words that determine everything an execution plan reads from
+  /// the block's type: the handle of a predefined type; else its size,
+  /// extents, element and leaf types and byte runs, so that equal layouts
+  /// under different handles match. False when the type does not flatten.
+  bool describe(const BlockDesc& block, std::vector<std::int64_t>& out);
   static constexpr std::size_t run_budget = 16384;
 
 private:

@@ -96,26 +96,38 @@ PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int 
   PlanKey key;
   if (!enabled()) return key;
   key.schedule = schedule, key.rank = rank, key.ports = ports;
+  // Types by what a plan reads from them (TypeFacts::describe), numbered in
+  // order of first use; a handle alone could have been freed and reused.
   TypeFacts facts;
+  std::vector<MPI_Datatype> seen;
+  std::vector<std::int64_t> descriptions;
+  auto type_id = [&](const BlockDesc& block) -> std::int64_t {
+    for (std::size_t k = seen.size(); k-- > 0;)
+      if (seen[k] == block.type) return static_cast<std::int64_t>(k);
+    if (!facts.describe(block, descriptions)) return -1;
+    seen.push_back(block.type);
+    return static_cast<std::int64_t>(seen.size() - 1);
+  };
   if (!buffers.regular_layout.empty()) {
-    if (buffers.send.empty() || buffers.recv.empty() || !facts.predefined(buffers.send[0]) ||
-        !facts.predefined(buffers.recv[0]))
-      return key;
+    if (buffers.send.empty() || buffers.recv.empty()) return key;
     key.layout = buffers.regular_layout;
+    key.layout[1] = type_id(buffers.send[0]);
+    key.layout[4] = type_id(buffers.recv[0]);
+    if (key.layout[1] < 0 || key.layout[4] < 0) return key;
   } else {
     // Each block's place in its buffer, count and type.
-    key.layout.reserve(6 * (buffers.send.size() + buffers.recv.size()) + 2);
+    key.layout.reserve(3 * (buffers.send.size() + buffers.recv.size()) + 2);
     for (const auto* side : {&buffers.send, &buffers.recv}) {
       const MPI_Aint base = side == &buffers.send ? buffers.send_base : buffers.recv_base;
       key.layout.push_back(static_cast<std::int64_t>(side->size()));
       for (const BlockDesc& block : *side) {
-        if (!facts.predefined(block)) return key;
-        key.layout.push_back(block.address - base);
-        key.layout.push_back(block.count);
-        key.layout.push_back(handle_word(block.type));
+        const std::int64_t id = type_id(block);
+        if (id < 0) return key;
+        key.layout.insert(key.layout.end(), {block.address - base, block.count, id});
       }
     }
   }
+  key.layout.insert(key.layout.end(), descriptions.begin(), descriptions.end());
   std::uint64_t digest = mix(mix(static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(ports)),
                              reinterpret_cast<std::uintptr_t>(schedule.get()));
   for (std::int64_t word : key.layout) digest = mix(digest, static_cast<std::uint64_t>(word));

@@ -2,11 +2,13 @@
 // layout reuses the first one's execution plan on its own buffers, and gives
 // the same result as the straightforward definition of the collective;
 // anything that changes the layout is another plan; derived datatypes are
-// never keyed; neighborhoods with the same offsets share their schedules.
+// keyed by their layout, not their handle; neighborhoods with the same
+// offsets share their schedules.
 #include "collectives_support.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -182,35 +184,51 @@ TEST(CollectivesSetupCache, AlltoallwWithinOneArrayReusesThePlan) {
   expect_everywhere(failure, "alltoallw in one array");
 }
 
-TEST(CollectivesSetupCache, DerivedDatatypesAreNotKeyed) {
+TEST(CollectivesSetupCache, DerivedDatatypesAreKeyedByLayoutNotHandle) {
   iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, true});
   iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(2, 1));
   const int s = nbh.size();
+  constexpr int span = 6;  // ints per block (the types' extent)
+  iso::clear_setup_caches();
   std::string failure;
-  const iso::SetupCacheCounts before = iso::setup_cache_counts();
-  for (int round = 0; round < 2 && failure.empty(); ++round) {
-    // A fresh handle each time, which MPI may give the value of the freed one.
-    MPI_Datatype pair = MPI_DATATYPE_NULL;
-    MPI_Type_contiguous(2 + round, MPI_INT, &pair);
-    MPI_Type_commit(&pair);
-    const int width = 2 + round;
-    std::vector<int> send(static_cast<std::size_t>(s * width)), recv(send.size(), absent);
+  // Three ints of six at {0,2,5}, then at {0,3,5} (the same size, extents,
+  // run count and signature, other places), then {0,2,5} again. Each type is
+  // freed before the next is made, so MPI may hand out the same handle for
+  // another layout.
+  const std::vector<std::vector<int>> places = {{0, 2, 5}, {0, 3, 5}, {0, 2, 5}};
+  const bool reused[] = {false, false, true};
+  for (std::size_t round = 0; round < places.size() && failure.empty(); ++round) {
+    const std::vector<int>& at = places[round];
+    MPI_Datatype picked = MPI_DATATYPE_NULL, sized = MPI_DATATYPE_NULL;
+    MPI_Type_create_indexed_block(3, 1, at.data(), MPI_INT, &picked);
+    MPI_Type_create_resized(picked, 0, static_cast<MPI_Aint>(span * sizeof(int)), &sized);
+    MPI_Type_commit(&sized);
+    MPI_Type_free(&picked);
+    std::vector<int> send(static_cast<std::size_t>(s * span), 0), recv(send.size(), absent);
     for (int i = 0; i < s; ++i)
-      for (int e = 0; e < width; ++e) send[static_cast<std::size_t>(i * width + e)] = code(1, nbh.rank(), i, e);
+      for (int e = 0; e < 3; ++e)
+        send[static_cast<std::size_t>(i * span + at[e])] = code(static_cast<int>(round), nbh.rank(), i, e);
+    const iso::SetupCacheCounts before = iso::setup_cache_counts();
     {
-      iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, pair, recv.data(), 1, pair,
+      iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, sized, recv.data(), 1, sized,
                                              with(iso::Algorithm::torus));
       op.run();
     }
-    MPI_Type_free(&pair);
+    const iso::SetupCacheCounts after = iso::setup_cache_counts();
+    MPI_Type_free(&sized);
+    if ((after.plan_hits == before.plan_hits + 1) != reused[round])
+      failure = "layout " + std::to_string(round) +
+                (reused[round] ? ": the same layout under a new handle was not reused" : ": another layout reused a plan");
     for (int i = 0; i < s && failure.empty(); ++i)
-      for (int e = 0; e < width; ++e)
-        if (recv[static_cast<std::size_t>(i * width + e)] != code(1, nbh.source_rank(i), i, e))
-          failure = "block " + std::to_string(i) + " wrong with a derived type of " + std::to_string(width) + " ints";
+      for (int k = 0; k < span; ++k) {
+        const auto e = std::find(at.begin(), at.end(), k) - at.begin();
+        const int expected = e < 3 ? code(static_cast<int>(round), nbh.source_rank(i), i, static_cast<int>(e)) : absent;
+        if (recv[static_cast<std::size_t>(i * span + k)] != expected)
+          failure = "layout " + std::to_string(round) + ", block " + std::to_string(i) + ", int " +
+                    std::to_string(k) + ": got " + std::to_string(recv[static_cast<std::size_t>(i * span + k)]) +
+                    ", expected " + std::to_string(expected);
+      }
   }
-  const iso::SetupCacheCounts after = iso::setup_cache_counts();
-  if (failure.empty() && (after.plan_hits != before.plan_hits || after.plan_misses != before.plan_misses))
-    failure = "a derived datatype was looked up in the plan cache";
   expect_everywhere(failure, "derived datatypes");
 }
 

@@ -95,8 +95,10 @@ std::string describe_choice(const Operation& operation);
 /// Set-up caches of the process. Neighborhoods with the same offsets, grid
 /// and coordinates share their schedules, and operations with the same
 /// schedule, rank, port limit and block layout relative to their buffers
-/// (predefined datatypes only) share one execution plan, so a repeated set-up
-/// only makes its requests. Each cache keeps its 32 most recently used
+/// share one execution plan, so a repeated set-up only makes its requests.
+/// Derived datatypes count by their layout (size, extents, signature, byte
+/// runs), never by handle. Plans with messages above the small-message limit
+/// hold absolute addresses and are not kept. Each cache keeps its 32 most recently used
 /// entries; operations keep the plans they run. `ISO_SETUP_CACHE=off` in the
 /// environment turns both off (read once per process).
 struct SetupCacheCounts {
