@@ -79,7 +79,9 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     tag_base = 0;
   }
 
-  const PlanKey key = plan_key(shared_schedule, neighborhood.rank(), ports, buffers);
+  // The key reads the types as the build does: one flattening serves both.
+  TypeFacts facts;
+  const PlanKey key = plan_key(shared_schedule, neighborhood.rank(), ports, buffers, facts);
   if (key.usable)
     if (std::shared_ptr<const ExecutionPlan> cached = find_plan(key)) {
       instantiate(*impl, std::move(cached), buffers, tag_base);
@@ -130,7 +132,6 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
   // datatype was 1.3-2x faster (docs/benchmarks.md, "Small messages").
   const long pack_limit = 4000;
-  TypeFacts facts;
   auto region_of = [&](BlockRef ref) { return Buffers::region_of(ref.buffer); };
   auto offset_in = [&](std::uint32_t region, MPI_Aint address) {
     return region < region_image ? address - region_base[region] : address;

@@ -275,7 +275,8 @@ struct PlanKey {
 };
 // A datatype handle as a key word (a pointer in Open MPI, an int in MPICH).
 std::int64_t handle_word(MPI_Datatype type);
-PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int ports, const Buffers& buffers);
+PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int ports, const Buffers& buffers,
+                 TypeFacts& facts);
 std::shared_ptr<const ExecutionPlan> find_plan(const PlanKey& key);
 void store_plan(const PlanKey& key, std::shared_ptr<const ExecutionPlan> plan);
 

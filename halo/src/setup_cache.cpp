@@ -92,13 +92,13 @@ std::shared_ptr<const Schedule> cached_schedule(const OffsetList& offsets, std::
   return schedule;
 }
 
-PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int ports, const Buffers& buffers) {
+PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int ports, const Buffers& buffers,
+                 TypeFacts& facts) {
   PlanKey key;
   if (!enabled()) return key;
   key.schedule = schedule, key.rank = rank, key.ports = ports;
   // Types by what a plan reads from them (TypeFacts::describe), numbered in
   // order of first use; a handle alone could have been freed and reused.
-  TypeFacts facts;
   std::vector<MPI_Datatype> seen;
   std::vector<std::int64_t> descriptions;
   auto type_id = [&](const BlockDesc& block) -> std::int64_t {
