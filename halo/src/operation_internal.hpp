@@ -232,6 +232,7 @@ struct Operation::Impl {
   // active operations of the process, kept in an intrusive list.
   void post(int step);
   void move(const detail::LocalMove& m);
+  void make_moves(const std::vector<detail::LocalMove>& list, int begin, int end);
   static Impl*& active_head();
   Impl* previous = nullptr;
   Impl* next = nullptr;

@@ -66,9 +66,23 @@ void Operation::Impl::post(int step) {
   }
   // A step's local moves touch no slot its messages touch (execution_steps).
   const detail::ExecutionPlan& p = *plan;
-  for (int m = p.move_begin[step]; m < p.move_begin[step + 1]; ++m) move(p.moves[static_cast<std::size_t>(m)]);
+  make_moves(p.moves, p.move_begin[step], p.move_begin[step + 1]);
   const int count = p.step_begin[step + 1] - p.step_begin[step];
   if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + p.step_begin[step]));
+}
+
+// The raw copies inline: a halo of scattered doubles makes tens of thousands
+// of them per exchange (34 000 at 128^3, 27 points, 2 ranks), where a call per
+// copy showed in the profile.
+void Operation::Impl::make_moves(const std::vector<detail::LocalMove>& list, int begin, int end) {
+  const MPI_Aint* base = bases.data();
+  for (const detail::LocalMove* m = list.data() + begin, *last = list.data() + end; m != last; ++m) {
+    if (m->raw)
+      copy_bytes(reinterpret_cast<char*>(base[m->to_region] + m->to),
+                 reinterpret_cast<const char*>(base[m->from_region] + m->from), m->bytes);
+    else
+      move(*m);
+  }
 }
 
 void Operation::Impl::move(const detail::LocalMove& m) {
@@ -152,8 +166,7 @@ bool Operation::Impl::advance(bool block) {
         ISO_MPI_CHECK(MPI_Testall(count, requests.data() + first, &done, MPI_STATUSES_IGNORE));
       if (!done) return false;
     }
-    for (int m = p.unpack_begin[current]; m < p.unpack_begin[current + 1]; ++m)
-      move(p.unpacks[static_cast<std::size_t>(m)]);
+    make_moves(p.unpacks, p.unpack_begin[current], p.unpack_begin[current + 1]);
     if (++current == steps()) {
       current = -1;
       unlink();
