@@ -156,7 +156,7 @@ MPI_Datatype contiguous_element(const BlockDesc& block) {
 
 
 // Appends a run, merged with the previous one where they touch.
-void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint32_t region) {
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint16_t region) {
   if (bytes <= 0) return;
   if (!runs.empty() && runs.back().region == region && runs.back().address + runs.back().bytes == address)
     runs.back().bytes += bytes;
@@ -325,7 +325,7 @@ bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out)
   return true;
 }
 
-bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint32_t region) {
+bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region) {
   Facts& facts = of(block);
   if (!facts.runs_known) {
     Flattener flattener(run_budget);

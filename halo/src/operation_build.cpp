@@ -133,7 +133,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // datatype was 1.3-2x faster (docs/benchmarks.md, "Small messages").
   const long pack_limit = 4000;
   auto region_of = [&](BlockRef ref) { return Buffers::region_of(ref.buffer); };
-  auto offset_in = [&](std::uint32_t region, MPI_Aint address) {
+  auto offset_in = [&](std::uint16_t region, MPI_Aint address) {
     return region < region_image ? address - region_base[region] : address;
   };
   auto add_messages = [&](const std::vector<BlockRef>& send, int send_rank, const std::vector<BlockRef>& recv,
@@ -188,7 +188,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
         message.region = runs[0].region;
         message.offset = offset_in(runs[0].region, runs[0].address);
       } else {
-        const auto image = static_cast<std::uint32_t>(region_image + out.image_bytes.size());
+        // Region numbers are 16 bits (a move stays 56 bytes: tens of
+        // thousands are streamed per exchange); past that many images a
+        // message takes the datatype path.
+        if (out.image_bytes.size() >= 0xffffu - region_image) return false;
+        const auto image = static_cast<std::uint16_t>(region_image + out.image_bytes.size());
         out.image_bytes.push_back(static_cast<std::size_t>(total));
         message.region = image;
         MPI_Aint at = 0;
@@ -231,8 +235,8 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // A move between layouts that flatten: one memcpy per pair of runs, in
   // type-map order on both sides (what MPI_Pack then MPI_Unpack would do,
   // in one pass and without the datatype engine).
-  auto flat_move = [&](const BlockDesc& source, std::uint32_t source_region, const BlockDesc& target,
-                       std::uint32_t target_region, std::size_t bytes) {
+  auto flat_move = [&](const BlockDesc& source, std::uint16_t source_region, const BlockDesc& target,
+                       std::uint16_t target_region, std::size_t bytes) {
     std::vector<Run> from, to;
     if (!facts.append_runs(source, from, source_region) || !facts.append_runs(target, to, target_region))
       return false;

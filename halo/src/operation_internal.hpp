@@ -59,7 +59,7 @@ MPI_Datatype contiguous_element(const BlockDesc& block);
 // an offset in one of the operation's regions. Addresses relative to the
 // region they came from make an execution plan independent of where the
 // buffers are, so that one plan serves every operation with the same layout.
-enum Region : std::uint32_t {
+enum Region : std::uint16_t {
   region_absolute = 0,
   region_send = 1,     // offsets from Buffers::send_base
   region_recv = 2,     // ... from Buffers::recv_base
@@ -80,7 +80,7 @@ struct Buffers {
   // types, extents); empty for v and w, whose blocks are keyed one by one.
   std::vector<std::int64_t> regular_layout;
 
-  static std::uint32_t region_of(Buffer buffer) {
+  static std::uint16_t region_of(Buffer buffer) {
     return buffer == Buffer::send ? region_send : buffer == Buffer::recv ? region_recv : region_scratch;
   }
 
@@ -104,13 +104,13 @@ MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& e
 struct Run {
   MPI_Aint address;
   MPI_Aint bytes;
-  std::uint32_t region = region_absolute;
+  std::uint16_t region = region_absolute;
 };
 
 // Appends a run, merged with the previous one where they touch and come from
 // the same region (runs of different buffers touch only by accident of
 // placement, which a reused plan must not depend on).
-void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint32_t region = region_absolute);
+void append_run(std::vector<Run>& runs, MPI_Aint address, MPI_Aint bytes, std::uint16_t region = region_absolute);
 
 // What build_scheduled() asks of a block's datatype, looked up once per
 // datatype (a schedule has thousands of entries but few distinct types).
@@ -122,7 +122,7 @@ public:
   MPI_Datatype leaf(const BlockDesc& block);
   /// Appends the block's byte runs at their absolute addresses; false when
   /// its layout is not flattened (or has more than run_budget runs).
-  bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint32_t region = region_absolute);
+  bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region = region_absolute);
   /// Whether the block's type is a predefined one (a handle that always
   /// means the same layout).
   bool predefined(const BlockDesc& block) { return of(block).named; }
@@ -157,7 +157,7 @@ struct LocalMove {
   MPI_Datatype from_type = MPI_DATATYPE_NULL, to_type = MPI_DATATYPE_NULL;
   std::size_t bytes = 0;
   bool raw = false;
-  std::uint32_t from_region = region_absolute, to_region = region_absolute;
+  std::uint16_t from_region = region_absolute, to_region = region_absolute;
 };
 
 // A message of `elements` predefined elements at one place of a region.
@@ -165,7 +165,7 @@ struct PlainMessage {
   bool sending = false;
   int peer = 0;
   int round_index = 0;  // the tag is the operation's tag base plus this
-  std::uint32_t region = region_absolute;
+  std::uint16_t region = region_absolute;
   MPI_Aint offset = 0;
   int elements = 0;
   MPI_Datatype element = MPI_DATATYPE_NULL;
