@@ -158,6 +158,10 @@ struct LocalMove {
   std::size_t bytes = 0;
   bool raw = false;
   std::uint16_t from_region = region_absolute, to_region = region_absolute;
+  // Raw moves: `repeat` copies of `bytes`, each the strides further on both
+  // sides (a face across the fastest dimension is one element per row).
+  int repeat = 1;
+  MPI_Aint from_stride = 0, to_stride = 0;
 };
 
 // A message of `elements` predefined elements at one place of a region.

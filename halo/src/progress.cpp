@@ -77,11 +77,13 @@ void Operation::Impl::post(int step) {
 void Operation::Impl::make_moves(const std::vector<detail::LocalMove>& list, int begin, int end) {
   const MPI_Aint* base = bases.data();
   for (const detail::LocalMove* m = list.data() + begin, *last = list.data() + end; m != last; ++m) {
-    if (m->raw)
-      copy_bytes(reinterpret_cast<char*>(base[m->to_region] + m->to),
-                 reinterpret_cast<const char*>(base[m->from_region] + m->from), m->bytes);
-    else
+    if (!m->raw) {
       move(*m);
+      continue;
+    }
+    char* to = reinterpret_cast<char*>(base[m->to_region] + m->to);
+    const char* from = reinterpret_cast<const char*>(base[m->from_region] + m->from);
+    for (int r = 0; r < m->repeat; ++r, to += m->to_stride, from += m->from_stride) copy_bytes(to, from, m->bytes);
   }
 }
 
