@@ -5,6 +5,8 @@
 // used entries. The library is called from the host thread only: no lock.
 #include "operation_internal.hpp"
 
+#include "iso/error.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -54,11 +56,6 @@ std::list<ScheduleEntry>& schedule_entries() {
 std::list<PlanEntry>& plan_entries() {
   static std::list<PlanEntry> entries;
   return entries;
-}
-
-std::uint64_t mix(std::uint64_t h, std::uint64_t word) {
-  h = (h ^ word) * 0x9e3779b97f4a7c15ull;
-  return h ^ (h >> 29);
 }
 
 }  // namespace
@@ -128,9 +125,9 @@ PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int 
     }
   }
   key.layout.insert(key.layout.end(), descriptions.begin(), descriptions.end());
-  std::uint64_t digest = mix(mix(static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(ports)),
+  std::uint64_t digest = mix_fingerprint(mix_fingerprint(static_cast<std::uint64_t>(rank), static_cast<std::uint64_t>(ports)),
                              reinterpret_cast<std::uintptr_t>(schedule.get()));
-  for (std::int64_t word : key.layout) digest = mix(digest, static_cast<std::uint64_t>(word));
+  for (std::int64_t word : key.layout) digest = mix_fingerprint(digest, static_cast<std::uint64_t>(word));
   key.digest = digest;
   key.usable = true;
   return key;
