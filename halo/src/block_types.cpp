@@ -316,8 +316,7 @@ bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out)
     out.insert(out.end(), {0, handle_word(block.type)});
     return true;
   }
-  std::vector<Run> none;
-  if (!append_runs({0, 0, block.type}, none)) return false;
+  if (!flatten(facts)) return false;
   const TypeInfo info = type_info(block.type);
   out.insert(out.end(), {1, facts.size, info.extent, info.true_lb, info.true_extent, handle_word(facts.element),
                          handle_word(leaf(block)), static_cast<std::int64_t>(facts.runs.size())});
@@ -327,19 +326,23 @@ bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out)
 
 bool TypeFacts::append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region) {
   Facts& facts = of(block);
-  if (!facts.runs_known) {
-    Flattener flattener(run_budget);
-    facts.runs_ok = flattener.runs_of(block.type, facts.runs);
-    facts.extent = type_info(block.type).extent;
-    facts.runs_known = true;
-  }
-  if (!facts.runs_ok) return false;
+  if (!flatten(facts)) return false;
   for (long k = 0; k < block.count; ++k) {
     for (const Run& run : facts.runs)
       append_run(out, block.address + k * facts.extent + run.address, run.bytes, region);
     if (out.size() > run_budget) return false;
   }
   return true;
+}
+
+bool TypeFacts::flatten(Facts& facts) {
+  if (!facts.runs_known) {
+    Flattener flattener(run_budget);
+    facts.runs_ok = flattener.runs_of(facts.type, facts.runs);
+    facts.extent = type_info(facts.type).extent;
+    facts.runs_known = true;
+  }
+  return facts.runs_ok;
 }
 
 TypeFacts::Facts& TypeFacts::of(const BlockDesc& block) {

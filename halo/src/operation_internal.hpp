@@ -123,9 +123,6 @@ public:
   /// Appends the block's byte runs at their absolute addresses; false when
   /// its layout is not flattened (or has more than run_budget runs).
   bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region = region_absolute);
-  /// Whether the block's type is a predefined one (a handle that always
-  /// means the same layout).
-  bool predefined(const BlockDesc& block) { return of(block).named; }
   /// Appends words that determine everything an execution plan reads from
   /// the block's type: the handle of a predefined type; else its size,
   /// extents, element and leaf types and byte runs, so that equal layouts
@@ -143,6 +140,8 @@ private:
     std::vector<Run> runs;
   };
   Facts& of(const BlockDesc& block);
+  // The type's byte runs, flattened on first use; false when it does not flatten.
+  bool flatten(Facts& facts);
   std::deque<Facts> known_;  // stable references
   Facts* last_ = nullptr;    // blocks come in runs of one type
 };
