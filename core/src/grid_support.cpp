@@ -21,13 +21,12 @@ iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decompos
   // A stencil that differs between ranks would pair mismatched blocks.
   iso::agree_on_errors(decomposition.comm(), where, error, stencil.hash(), "the stencils (offsets or weights)");
 
-  iso::HaloGeometry geometry = iso::stencil_geometry(stencil.offsets());
-  const iso::HaloWidths& widths = geometry.widths;
-  // The same test as iso::HaloPattern makes, made here from agreed figures
-  // (the same error on every rank, no communication) and naming the stencil,
-  // so a deck that cannot work fails when the grid is made.
+  // The width rule, as iso::HaloPattern applies it, made here from agreed
+  // figures (the same error on every rank, no communication) and naming the
+  // stencil, so a deck that cannot work fails when the grid is made.
   std::vector<long> smallest_extent(static_cast<std::size_t>(dims));
   for (int j = 0; j < dims; ++j) smallest_extent[static_cast<std::size_t>(j)] = decomposition.smallest_local_extent(j);
+  const iso::HaloWidths widths = iso::stencil_geometry(stencil.offsets()).widths;
   if (const int j = iso::halo_misfit_dimension(widths, decomposition.process_dims(), decomposition.periodic(),
                                                smallest_extent);
       j >= 0) {
@@ -35,15 +34,18 @@ iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decompos
     const long smallest = smallest_extent[static_cast<std::size_t>(j)];
     throw iso::Error(
           std::string(where) + ": dimension " + std::to_string(j) + ": halo width " +
-          std::to_string(width) + " of stencil " + stencil.name() +
-          " is wider than the smallest local extent " + std::to_string(smallest) +
-          " of a neighbor's subdomain (global extent " +
+          std::to_string(width) + " of stencil " + stencil.name() + " reaches " +
+          std::to_string(iso::halo_reach(width, smallest)) + " processes away over the smallest local extent " +
+          std::to_string(smallest) + " (global extent " +
           std::to_string(decomposition.global_extent()[j]) + " over " +
           std::to_string(decomposition.process_dims()[j]) + " processes" +
-          (decomposition.process_dims()[j] == 1 ? ", periodic" : "") +
+          (decomposition.process_dims()[j] == 1 ? ", periodic" : "") + "; at most " +
+          std::to_string(iso::max_halo_reach) +
           "); use fewer processes in this dimension, a larger grid or a narrower stencil");
   }
-  return geometry;
+  return iso::stencil_geometry(
+      stencil.offsets(),
+      iso::exchanged_extents(decomposition.process_dims(), decomposition.periodic(), smallest_extent));
 }
 
 std::shared_ptr<const HaloPattern> HaloPatterns::get(const Decomposition& decomposition,

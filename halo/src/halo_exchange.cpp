@@ -3,6 +3,7 @@
 #include "iso/error.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <set>
@@ -11,12 +12,28 @@
 
 namespace iso {
 
-int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
-                          const std::vector<bool>& periodic, const std::vector<long>& smallest_extent) {
+int halo_reach(int width, long smallest_extent) {
+  if (width <= 0) return 0;
+  if (smallest_extent <= 0) return 1;
+  return static_cast<int>((width + smallest_extent - 1) / smallest_extent);
+}
+
+std::vector<long> exchanged_extents(const std::vector<int>& process_dims, const std::vector<bool>& periodic,
+                                    const std::vector<long>& smallest_extent) {
+  std::vector<long> extents(process_dims.size(), 0);
   for (std::size_t j = 0; j < process_dims.size(); ++j) {
     const bool exchanged = process_dims[j] > 1 || (j < periodic.size() && periodic[j]);
+    if (exchanged && j < smallest_extent.size()) extents[j] = smallest_extent[j];
+  }
+  return extents;
+}
+
+int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
+                          const std::vector<bool>& periodic, const std::vector<long>& smallest_extent) {
+  const std::vector<long> exchanged = exchanged_extents(process_dims, periodic, smallest_extent);
+  for (std::size_t j = 0; j < process_dims.size(); ++j) {
     const int width = std::max(j < widths.lo.size() ? widths.lo[j] : 0, j < widths.hi.size() ? widths.hi[j] : 0);
-    if (exchanged && width > smallest_extent[j]) return static_cast<int>(j);
+    if (exchanged[j] > 0 && halo_reach(width, exchanged[j]) > max_halo_reach) return static_cast<int>(j);
   }
   return -1;
 }
@@ -33,28 +50,42 @@ HaloGeometry HaloGeometry::of(HaloWidths widths, OffsetList directions) {
   return geometry;
 }
 
-HaloGeometry stencil_geometry(const OffsetList& stencil) {
+HaloGeometry stencil_geometry(const OffsetList& stencil, const std::vector<long>& smallest_extent) {
   const int d = stencil.dims();
   HaloWidths widths;
   widths.lo.assign(d, 0);
   widths.hi.assign(d, 0);
   std::set<std::vector<int>> directions;
   for (int i = 0; i < stencil.size(); ++i) {
-    std::vector<int> sign(d);
-    std::vector<int> nonzero;
+    // Offset c_j reads, from a cell somewhere in the interior, the processes
+    // 0..halo_reach(|c_j|) steps away on its side: the product of those
+    // ranges (with unit reach: every subset of sign(c) kept, the others
+    // zeroed).
+    std::vector<int> low(d), high(d);
     for (int j = 0; j < d; ++j) {
-      widths.lo[j] = std::max(widths.lo[j], -stencil[i][j]);
-      widths.hi[j] = std::max(widths.hi[j], stencil[i][j]);
-      sign[j] = (stencil[i][j] > 0) - (stencil[i][j] < 0);
-      if (sign[j] != 0) nonzero.push_back(j);
+      const int c = stencil[i][j];
+      widths.lo[j] = std::max(widths.lo[j], -c);
+      widths.hi[j] = std::max(widths.hi[j], c);
+      const long smallest = static_cast<std::size_t>(j) < smallest_extent.size() ? smallest_extent[j] : 0;
+      const int reach = halo_reach(std::abs(c), smallest);
+      // The width rule's limit, so that no input makes (2 reach + 1)^d directions.
+      if (reach > max_halo_reach)
+        throw Error("iso::stencil_geometry: offset " + std::to_string(c) + " in dimension " + std::to_string(j) +
+                    " reaches " + std::to_string(reach) + " processes away over subdomains of " +
+                    std::to_string(smallest) + " cells (at most " + std::to_string(max_halo_reach) + ")");
+      low[j] = c < 0 ? -reach : 0;
+      high[j] = c > 0 ? reach : 0;
     }
-    // Every subset of the nonzero components survives zeroing the others.
-    const int k = static_cast<int>(nonzero.size());
-    for (long mask = 1; mask < (1L << k); ++mask) {
-      std::vector<int> e(d, 0);
-      for (int b = 0; b < k; ++b)
-        if (mask & (1L << b)) e[nonzero[b]] = sign[nonzero[b]];
-      directions.insert(e);
+    std::vector<int> e(low);
+    while (true) {
+      if (std::any_of(e.begin(), e.end(), [](int x) { return x != 0; })) directions.insert(e);
+      int j = d - 1;
+      while (j >= 0 && e[j] == high[j]) {
+        e[j] = low[j];
+        --j;
+      }
+      if (j < 0) break;
+      ++e[j];
     }
   }
   std::vector<int> flat;
@@ -99,29 +130,94 @@ std::string check_pattern(const std::vector<int>& interior, const HaloGeometry& 
     return "directions have " + std::to_string(directions.dims()) + " coordinates, the array " + std::to_string(d);
   for (int i = 0; i < directions.size(); ++i) {
     bool zero = true;
-    for (int j = 0; j < d; ++j) {
-      if (directions[i][j] < -1 || directions[i][j] > 1)
-        return "direction " + std::to_string(i) + " has a component outside {-1,0,1}";
-      zero = zero && directions[i][j] == 0;
-    }
+    for (int j = 0; j < d; ++j) zero = zero && directions[i][j] == 0;
     if (zero) return "direction " + std::to_string(i) + " is the zero vector";
   }
   return {};
 }
 
-// The exchange's part: the element type and the fields bound.
-std::string check_binding(MPI_Datatype element, const std::vector<void*>& fields) {
-  if (element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
-  MPI_Aint lb = 0, extent = 0;
-  int size = 0;
-  ISO_MPI_CHECK(MPI_Type_get_extent(element, &lb, &extent));
-  ISO_MPI_CHECK(MPI_Type_size(element, &size));
-  if (lb != 0 || extent != size) return "the element type must be contiguous (lower bound 0, extent == size)";
-  if (fields.empty()) return "no fields to exchange";
-  for (std::size_t f = 0; f < fields.size(); ++f)
-    if (!fields[f]) return "field " + std::to_string(f) + " is a null pointer";
+// Directions reach no further than the ghost layers on their side need.
+std::string check_reach(const HaloGeometry& geometry, const std::vector<long>& exchanged) {
+  const OffsetList& directions = geometry.directions;
+  for (int i = 0; i < directions.size(); ++i)
+    for (int j = 0; j < directions.dims(); ++j) {
+      const int e = directions[i][j];
+      const int width = e < 0 ? geometry.widths.lo[j] : geometry.widths.hi[j];
+      const int limit = std::max(1, halo_reach(width, exchanged[j]));
+      if (std::abs(e) > limit)
+        return "direction " + std::to_string(i) + " reaches " + std::to_string(std::abs(e)) +
+               " processes away in dimension " + std::to_string(j) + ", where a ghost layer of " +
+               std::to_string(width) + " cells reaches at most " + std::to_string(limit);
+    }
   return {};
 }
+
+// The subdomain extents of every process coordinate, per dimension, as the
+// pattern of a halo wider than a subdomain needs them (gathered once).
+struct LineExtents {
+  std::vector<std::vector<int>> extent;  // [dimension][coordinate]
+  int at(int j, int coordinate) const {
+    const auto& line = extent[static_cast<std::size_t>(j)];
+    const int p = static_cast<int>(line.size());
+    return line[static_cast<std::size_t>(((coordinate % p) + p) % p)];
+  }
+};
+
+// Gathers every process's coordinates and interior; an error text where the
+// interiors are not a block decomposition (one extent per coordinate).
+std::string gather_line_extents(MPI_Comm cart, const std::vector<int>& process_dims, const std::vector<int>& coords,
+                                const std::vector<int>& interior, LineExtents& lines) {
+  const int d = static_cast<int>(interior.size());
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Comm_size(cart, &size));
+  std::vector<int> mine(coords);
+  mine.insert(mine.end(), interior.begin(), interior.end());
+  std::vector<int> all(static_cast<std::size_t>(size) * 2 * d);
+  ISO_MPI_CHECK(MPI_Allgather(mine.data(), 2 * d, MPI_INT, all.data(), 2 * d, MPI_INT, cart));
+  lines.extent.assign(d, {});
+  for (int j = 0; j < d; ++j) lines.extent[j].assign(process_dims[j], 0);
+  for (int r = 0; r < size; ++r)
+    for (int j = 0; j < d; ++j) {
+      const int c = all[static_cast<std::size_t>(r) * 2 * d + j];
+      const int n = all[static_cast<std::size_t>(r) * 2 * d + d + j];
+      int& slot = lines.extent[j][c];
+      if (slot != 0 && slot != n)
+        return "the interior extents are not a block decomposition: dimension " + std::to_string(j) +
+               ", coordinate " + std::to_string(c) + " has extents " + std::to_string(slot) + " and " +
+               std::to_string(n) + " (a halo wider than a subdomain needs one extent per coordinate)";
+      slot = n;
+    }
+  return {};
+}
+
+// The cells [start, start + size) of one dimension of a block whose
+// direction component is e (|e| >= 1) at process coordinate c: received, the
+// part of my ghost layer that the process |e| steps away owns; sent, the
+// part of my interior that the process |e| steps the other way reads as its
+// direction e. Ghost layers are `width` cells deep (lo for e < 0, hi for
+// e > 0); the processes between the two hold `before` cells of it.
+struct Span {
+  int start, size;
+};
+Span wide_recv_span(const LineExtents& lines, int j, int c, int e, int lo, int width) {
+  const int step = e < 0 ? -1 : 1, k = std::abs(e);
+  int before = 0;
+  for (int i = 1; i < k; ++i) before += lines.at(j, c + step * i);
+  const int owned = lines.at(j, c + step * k);
+  const int size = std::max(0, std::min(before + owned, width) - before);
+  const int n = lines.at(j, c);
+  return {e < 0 ? lo - before - size : lo + n + before, size};
+}
+Span wide_send_span(const LineExtents& lines, int j, int c, int e, int lo, int width) {
+  // The receiver sits |e| steps against e's sign; the cells between us come first.
+  const int step = e < 0 ? 1 : -1, k = std::abs(e);
+  int before = 0;
+  for (int i = 1; i < k; ++i) before += lines.at(j, c + step * i);
+  const int n = lines.at(j, c);
+  const int size = std::max(0, std::min(before + n, width) - before);
+  return {e < 0 ? lo + n - size : lo, size};
+}
+
 
 }  // namespace
 
@@ -165,49 +261,23 @@ std::string compare_cells(const ArrayLayout& layout, const void* first, const vo
   return {};
 }
 
-namespace {
+namespace detail {
 
-// Visits the contiguous runs (last dimension) of a box in a row-major array.
-template <class Visit>
-void for_each_run(const std::vector<int>& extent, const std::vector<int>& start, const std::vector<int>& size,
-                  long element_size, Visit&& visit) {
-  const int d = static_cast<int>(extent.size());
-  for (int s : size)
-    if (s == 0) return;
-  std::vector<int> index(start);
-  const long run = size[d - 1] * element_size;
-  while (true) {
-    long offset = 0;
-    for (int j = 0; j < d; ++j) offset = offset * extent[j] + index[j];
-    visit(offset * element_size, run);
-    int j = d - 2;
-    while (j >= 0 && ++index[j] == start[j] + size[j]) {
-      index[j] = start[j];
-      --j;
-    }
-    if (j < 0) return;
-  }
+// The exchange's part: the element type and the fields bound.
+std::string check_binding(MPI_Datatype element, const std::vector<void*>& fields) {
+  if (element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
+  MPI_Aint lb = 0, extent = 0;
+  int size = 0;
+  ISO_MPI_CHECK(MPI_Type_get_extent(element, &lb, &extent));
+  ISO_MPI_CHECK(MPI_Type_size(element, &size));
+  if (lb != 0 || extent != size) return "the element type must be contiguous (lower bound 0, extent == size)";
+  if (fields.empty()) return "no fields to exchange";
+  for (std::size_t f = 0; f < fields.size(); ++f)
+    if (!fields[f]) return "field " + std::to_string(f) + " is a null pointer";
+  return {};
 }
 
-// The naive exchange's hand packing: a block's rows copied to or from a
-// contiguous buffer.
-void pack_block(const std::vector<int>& extent, long element_size, const char* field, const HaloPattern::Block& block,
-                char* out) {
-  for_each_run(extent, block.start, block.size, element_size, [&](long offset, long bytes) {
-    std::memcpy(out, field + offset, static_cast<std::size_t>(bytes));
-    out += bytes;
-  });
-}
-
-void unpack_block(const std::vector<int>& extent, long element_size, const char* in, const HaloPattern::Block& block,
-                  char* field) {
-  for_each_run(extent, block.start, block.size, element_size, [&](long offset, long bytes) {
-    std::memcpy(field + offset, in, static_cast<std::size_t>(bytes));
-    in += bytes;
-  });
-}
-
-}  // namespace
+}  // namespace detail
 
 long HaloPattern::Block::cells() const {
   long cells = 1;
@@ -235,30 +305,40 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
   const int d = dims();
   if (global_offset_.empty()) global_offset_.assign(d, 0);
 
-  // A ghost layer wider than a neighbor's subdomain would need data from
-  // beyond that neighbor; reject it naming the dimension.
+  // The width rule (how many processes away the halo may reach), from the
+  // smallest extent of each dimension over all processes.
   std::vector<int> process_dims(d), periods(d), coords(d);
   ISO_MPI_CHECK(MPI_Cart_get(cart, d, process_dims.data(), periods.data(), coords.data()));
   std::vector<int> smallest(interior_);
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, smallest.data(), d, MPI_INT, MPI_MIN, cart));
+  const std::vector<bool> periodic(periods.begin(), periods.end());
+  const std::vector<long> smallest_long(smallest.begin(), smallest.end());
   const HaloWidths& widths = geometry_.widths;
-  const int misfit = halo_misfit_dimension(widths, process_dims, std::vector<bool>(periods.begin(), periods.end()),
-                                           std::vector<long>(smallest.begin(), smallest.end()));
+  const int misfit = halo_misfit_dimension(widths, process_dims, periodic, smallest_long);
   if (misfit >= 0) {
     const auto j = static_cast<std::size_t>(misfit);
-    throw Error(std::string(where) + ": dimension " + std::to_string(j) + ": halo width " +
-                std::to_string(std::max(widths.lo[j], widths.hi[j])) + " is wider than the smallest local extent " +
-                std::to_string(smallest[j]) +
-                " of a neighbor's subdomain; use fewer processes in this dimension, a larger grid or a narrower "
-                "stencil");
+    const int width = std::max(widths.lo[j], widths.hi[j]);
+    throw Error(std::string(where) + ": dimension " + std::to_string(j) + ": halo width " + std::to_string(width) +
+                " reaches " + std::to_string(halo_reach(width, smallest[j])) +
+                " processes away over the smallest local extent " + std::to_string(smallest[j]) + " (at most " +
+                std::to_string(max_halo_reach) +
+                "); use fewer processes in this dimension, a larger grid or a narrower stencil");
   }
+  const std::vector<long> exchanged = exchanged_extents(process_dims, periodic, smallest_long);
+  agree_on_errors(cart, where, check_reach(geometry_, exchanged));
 
-  // No directions: an empty neighborhood of the array's dimension.
-  if (geometry_.directions.size() == 0 && geometry_.neighborhood.dims() != d)
-    geometry_.neighborhood = OffsetList(d, {});
-  neighborhood_ = std::make_unique<Neighborhood>(cart, geometry_.neighborhood, NeighborhoodOptions{options_.verify});
-
+  // Ghosts from beyond the nearest process: block sizes follow the extents
+  // of the processes in between, gathered once.
   const OffsetList& directions = geometry_.directions;
+  reach_.assign(d, 0);
+  bool wide = false;
+  for (int i = 0; i < directions.size(); ++i)
+    for (int j = 0; j < d; ++j) reach_[j] = std::max(reach_[j], std::abs(directions[i][j]));
+  for (int j = 0; j < d; ++j)
+    wide = wide || reach_[j] > 1 || (exchanged[j] > 0 && std::max(widths.lo[j], widths.hi[j]) > smallest[j]);
+  LineExtents lines;
+  if (wide) agree_on_errors(cart, where, gather_line_extents(cart, process_dims, coords, interior_, lines));
+
   for (int i = 0; i < directions.size(); ++i) {
     // Received: my ghost slab in direction e. Sent: the process x - e reads
     // my cells as its direction e: my interior slab on the side facing it,
@@ -267,6 +347,15 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
     for (int j = 0; j < d; ++j) {
       const int e = directions[i][j];
       const int n = interior_[j], lo = widths.lo[j], hi = widths.hi[j];
+      if (wide && e != 0) {
+        const Span in = wide_recv_span(lines, j, coords[j], e, lo, e < 0 ? lo : hi);
+        const Span out = wide_send_span(lines, j, coords[j], e, lo, e < 0 ? lo : hi);
+        recv.start.push_back(in.start);
+        recv.size.push_back(in.size);
+        send.start.push_back(out.start);
+        send.size.push_back(out.size);
+        continue;
+      }
       const int size = e < 0 ? lo : e == 0 ? n : hi;
       recv.start.push_back(e < 0 ? 0 : e == 0 ? lo : lo + n);
       send.start.push_back(e < 0 ? n : lo);
@@ -276,6 +365,42 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
     recv_blocks_.push_back(std::move(recv));
     send_blocks_.push_back(std::move(send));
   }
+
+  // Message combining forwards block i through processes that size it by
+  // their own description (docs/design/irregular.md#the-signature-rule): its
+  // extent along a dimension it travels must be the same at every coordinate
+  // there. Wide blocks over uneven extents break that; linear sends each
+  // block straight to its reader instead. Every process decides alike: the
+  // extents are gathered.
+  const Algorithm asked = options_.algorithm;
+  const bool forwards = asked != Algorithm::linear && asked != Algorithm::mpi;
+  if (wide && forwards) {
+    std::string uneven;
+    for (int i = 0; i < directions.size() && uneven.empty(); ++i)
+      for (int j = 0; j < d && uneven.empty(); ++j) {
+        const int e = directions[i][j];
+        if (e == 0) continue;
+        const int width = e < 0 ? widths.lo[j] : widths.hi[j];
+        const int first = wide_recv_span(lines, j, 0, e, widths.lo[j], width).size;
+        for (int c = 1; c < process_dims[j] && uneven.empty(); ++c)
+          if (wide_recv_span(lines, j, c, e, widths.lo[j], width).size != first)
+            uneven = "direction " + describe(std::vector<int>(directions[i], directions[i] + d)) + " has " +
+                     std::to_string(first) + " or " +
+                     std::to_string(wide_recv_span(lines, j, c, e, widths.lo[j], width).size) +
+                     " cells along dimension " + std::to_string(j);
+      }
+    if (!uneven.empty()) {
+      algorithm_note_ = std::string(to_string(asked)) +
+                        " replaced by linear: the halo is wider than a subdomain over an uneven decomposition (" +
+                        uneven + "), and combined messages cannot forward blocks whose size changes on the way";
+      options_.algorithm = Algorithm::linear;
+    }
+  }
+
+  // No directions: an empty neighborhood of the array's dimension.
+  if (geometry_.directions.size() == 0 && geometry_.neighborhood.dims() != d)
+    geometry_.neighborhood = OffsetList(d, {});
+  neighborhood_ = std::make_unique<Neighborhood>(cart, geometry_.neighborhood, NeighborhoodOptions{options_.verify});
   MPI_Comm naive = MPI_COMM_NULL;
   ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
   naive_comm_ = Comm(naive);
@@ -313,7 +438,7 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
 
 void HaloExchange::bind(const char* where) {
   const HaloPattern& pattern = *pattern_;
-  const std::string error = check_binding(layout_.element, fields_);
+  const std::string error = detail::check_binding(layout_.element, fields_);
   agree_on_errors(pattern.neighborhood().comm(), where, error);
   ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
 
@@ -382,48 +507,6 @@ HaloExchange::~HaloExchange() {
   if (finalized) return;
   operation_ = Operation();  // requests before the types they use
   for (MPI_Datatype& type : types_) MPI_Type_free(&type);
-}
-
-void naive_exchange(const HaloPattern& pattern, MPI_Datatype element, const std::vector<void*>& fields) {
-  const std::string error = check_binding(element, fields);
-  if (!error.empty()) throw Error("iso::naive_exchange: " + error);
-  int element_size = 0;
-  ISO_MPI_CHECK(MPI_Type_size(element, &element_size));
-  const std::vector<int> extent = pattern.layout(element).extent();
-  auto block_bytes = [&](const HaloPattern::Block& block) { return block.cells() * element_size; };
-  const int s = pattern.directions().size();
-  const int nfields = static_cast<int>(fields.size());
-  std::vector<std::vector<char>> incoming(s), outgoing(s);
-  std::vector<MPI_Request> requests;
-  for (int i = 0; i < s; ++i) {
-    const int source = pattern.neighborhood().source_rank(i);
-    const long bytes = block_bytes(pattern.recv_block(i)) * nfields;
-    if (source < 0 || bytes == 0) continue;
-    incoming[i].resize(static_cast<std::size_t>(bytes));
-    requests.emplace_back();
-    ISO_MPI_CHECK(MPI_Irecv(incoming[i].data(), static_cast<int>(bytes), MPI_BYTE, source, i, pattern.naive_comm(),
-                            &requests.back()));
-  }
-  for (int i = 0; i < s; ++i) {
-    const int target = pattern.neighborhood().target_rank(i);
-    const HaloPattern::Block& block = pattern.send_block(i);
-    const long bytes = block_bytes(block);
-    if (target < 0 || bytes == 0) continue;
-    outgoing[i].resize(static_cast<std::size_t>(bytes * nfields));
-    for (int f = 0; f < nfields; ++f)
-      pack_block(extent, element_size, static_cast<const char*>(fields[f]), block, outgoing[i].data() + f * bytes);
-    requests.emplace_back();
-    ISO_MPI_CHECK(MPI_Isend(outgoing[i].data(), static_cast<int>(bytes * nfields), MPI_BYTE, target, i,
-                            pattern.naive_comm(), &requests.back()));
-  }
-  ISO_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
-  for (int i = 0; i < s; ++i) {
-    if (incoming[i].empty()) continue;
-    const HaloPattern::Block& block = pattern.recv_block(i);
-    const long bytes = block_bytes(block);
-    for (int f = 0; f < nfields; ++f)
-      unpack_block(extent, element_size, incoming[i].data() + f * bytes, block, static_cast<char*>(fields[f]));
-  }
 }
 
 void HaloExchange::run_naive() { naive_exchange(*pattern_, layout_.element, fields_); }

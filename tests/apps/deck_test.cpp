@@ -267,24 +267,28 @@ TEST(Deck, DecompositionIsCheckedAgainstTheRankCount) {
 }
 
 // One periodic process is its own neighbor: check_decomposition applies the
-// grid's rule (iso::halo_misfit_dimension) there too. It once tested only
+// grid's rule (iso::halo_misfit_dimension: at most 8 processes away) there too. It once tested only
 // dimensions with several processes, so a deck whose extent shrank after
 // parsing (a restart, an override checked later) passed it and the grid then
 // failed at run time.
 TEST(DeckDecomposition, PeriodicDimensionOnOneProcessBoundsTheHalo) {
   const std::string text = "[grid]\nextent = [8, 64]\nperiodic = [true, false]\nprocs = [1, 0]\n"
-                           "[stencil]\nshape = \"offsets\"\noffsets = [[0, 0], [3, 0], [-3, 0]]\n"
+                           "[stencil]\nshape = \"offsets\"\noffsets = [[0, 0], [17, 0], [-17, 0]]\n"
                            "weights = [-2.0, 1.0, 1.0]\n";
   Deck narrow = parse_deck(text, "p.toml");
   EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));
   narrow.grid.extent[0] = 2;
   try {
     isostencil::deck::check_decomposition(narrow, 1);
-    ADD_FAILURE() << "a periodic halo of 3 over one process of 2 cells passed";
+    ADD_FAILURE() << "a periodic halo of 17 over one process of 2 cells (9 wraps) passed";
   } catch (const DeckError& error) {
-    EXPECT_NE(std::string(error.what()).find("the stencil reaches 3 cells in dimension 0"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("the stencil reaches 17 cells in dimension 0, which is 9 processes away"),
+              std::string::npos)
         << error.what();
   }
+  // Wider than the subdomain but within the width rule: accepted (it wraps).
+  narrow.grid.extent[0] = 3;
+  EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));
   // Not periodic: nothing is exchanged in dimension 0, as for the grid.
   narrow.grid.periodic[0] = false;
   EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));

@@ -136,6 +136,24 @@ inline std::string list(const std::vector<long>& values) {
   return out + ")";
 }
 
+/// The ghost direction of global cell `global` seen from this process: per
+/// dimension, how many processes away its owner is, periodic images counted
+/// (a halo wider than a subdomain reaches several). Computed from the
+/// decomposition's own figures, not from the halo pattern.
+template <int D>
+std::vector<int> owner_direction(const Grid<D>& grid, const typename Grid<D>::global_index& global) {
+  const auto& decomposition = grid.decomposition();
+  std::vector<int> direction(D);
+  for (int j = 0; j < D; ++j) {
+    const long n = grid.global_extent()[j];
+    const long image = global[j] >= 0 ? global[j] / n : -((-global[j] + n - 1) / n);
+    const long wrapped = global[j] - image * n;
+    const long owner = decomposition.owner_coord(j, wrapped) + image * decomposition.process_dims()[j];
+    direction[j] = static_cast<int>(owner - decomposition.coords()[j]);
+  }
+  return direction;
+}
+
 /// Checks a field after an exchange (on the host): interior cells unchanged;
 /// a ghost cell in a direction the stencil reads holds f(wrapped global
 /// index), or the sentinel where the index lies outside a non-periodic
@@ -161,14 +179,10 @@ std::string check_after_exchange(const Grid<D>& grid, const View& field, std::ui
       local[j] = static_cast<int>(rest % grid.field_extent()[j]);
       rest /= grid.field_extent()[j];
     }
-    std::vector<int> direction(D);
-    for (int j = 0; j < D; ++j) {
-      const auto [begin, end] = grid.interior_range(j);
-      direction[j] = local[j] < begin ? -1 : local[j] >= end ? 1 : 0;
-    }
+    const auto global = grid.to_global(local);
+    const std::vector<int> direction = owner_direction(grid, global);
     const bool interior = grid.is_interior(local);
     T expected = Values<T>::sentinel();
-    const auto global = grid.to_global(local);
     if (interior || read.count(direction)) {
       if (const auto wrapped = grid.wrap(global)) {
         Kokkos::Array<long, D> index;

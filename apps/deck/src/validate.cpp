@@ -128,10 +128,12 @@ void check_decomposition(const Deck& deck, int num_procs) {
                                    {smallest}) == 0)
       deck.fail(deck.where("stencil.radius").origin == "default" ? "grid.extent" : "stencil.radius",
                 "the stencil reaches " + std::to_string(width) + " cells in dimension " +
-                    std::to_string(j) + " but the smallest subdomain there has " +
-                    std::to_string(smallest) + " (grid.extent[" + std::to_string(j) + "] = " +
-                    std::to_string(n) + " over " + std::to_string(p) +
-                    " processes); use fewer ranks, a larger extent or a smaller radius");
+                    std::to_string(j) + ", which is " + std::to_string(iso::halo_reach(width, smallest)) +
+                    " processes away where the smallest subdomain has " + std::to_string(smallest) +
+                    " cells (grid.extent[" + std::to_string(j) + "] = " + std::to_string(n) + " over " +
+                    std::to_string(p) + " processes); a halo may reach at most " +
+                    std::to_string(iso::max_halo_reach) +
+                    " processes away: use fewer ranks, a larger extent or a smaller radius");
   }
 }
 

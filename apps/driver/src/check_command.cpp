@@ -12,11 +12,13 @@
 #include "isostencil/deck/checks.hpp"
 #include "isostencil/deck/deck.hpp"
 #include "isostencil/core/decomposition.hpp"
+#include "iso/halo_exchange.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -103,6 +105,7 @@ public:
                                          : std::string(),
             deck.output.format == "hdf5" ? deck.output_path(".h5") : std::string("none"));
         std::cout << subdomain_summary(deck, procs);
+        std::cout << halo_reach_summary(deck, procs);
         if (effective_) std::cout << "\n" << deck.effective_toml();
       }
       return 0;
@@ -130,6 +133,23 @@ private:
     if (even) return fmt::format("  subdomains {} ({} cells per rank)\n", fmt::join(smallest, "x"), cells_min);
     return fmt::format("  subdomains {} to {} ({} to {} cells per rank: the extent does not divide evenly)\n",
                        fmt::join(smallest, "x"), fmt::join(largest, "x"), cells_min, cells_max);
+  }
+
+  // Where the halo is wider than the smallest subdomain: how many processes
+  // away its ghosts come from (iso::halo_reach, the width rule's measure).
+  static std::string halo_reach_summary(const deck::Deck& deck, const std::vector<int>& procs) {
+    const iso::HaloWidths widths = deck.make_stencil().geometry().widths;
+    std::vector<int> reach;
+    bool beyond = false;
+    for (std::size_t j = 0; j < procs.size(); ++j) {
+      const bool exchanged = procs[j] > 1 || deck.grid.periodic[j];
+      const int width = std::max(widths.lo[j], widths.hi[j]);
+      reach.push_back(exchanged ? iso::halo_reach(width, deck.grid.extent[j] / procs[j]) : 0);
+      beyond = beyond || reach.back() > 1;
+    }
+    if (!beyond) return {};
+    return fmt::format("  halo wider than a subdomain: ghosts come from up to {} processes away (per dimension)\n",
+                       fmt::join(reach, "x"));
   }
 
   std::string deck_path_;

@@ -27,10 +27,12 @@ struct HaloWidths {
 /// What a stencil needs exchanged, computed once by stencil_geometry and
 /// handed on unchanged (stencil -> geometry -> HaloPattern):
 /// - widths: the ghost layers per dimension and side;
-/// - directions: the ghost directions e in {-1,0,1}^d read, the closure
-///   under zeroing of {sign(c)} minus 0, in lexicographic order (box stencils
-///   give all 3^d-1, star stencils the 2d faces, one-sided stencils an
-///   asymmetric subset);
+/// - directions: the ghost directions e read, in lexicographic order. A
+///   component e_j = k names the part of the ghost region owned by the
+///   process k steps away in dimension j: k is in {-1,0,1} while the halo is
+///   no wider than the smallest subdomain, and reaches further (up to
+///   halo_reach) where it is wider. Box stencils read every direction of
+///   that range, star stencils the axes, one-sided stencils one side;
 /// - neighborhood: v_i = -e_i, the isomorphic neighborhood: block i goes to
 ///   x + v_i, the process that reads it as its direction e_i.
 struct HaloGeometry {
@@ -44,18 +46,37 @@ struct HaloGeometry {
   static HaloGeometry of(HaloWidths widths, OffsetList directions);
 };
 
+/// How many processes away a ghost layer of `width` cells reaches when every
+/// subdomain in that dimension holds at least `smallest_extent` cells:
+/// ceil(width / smallest_extent); 0 for no ghost layer, 1 where
+/// `smallest_extent` <= 0 (unknown or not exchanged). Pure.
+int halo_reach(int width, long smallest_extent);
+
+/// The most processes away a halo may reach in a dimension (the width rule).
+inline constexpr int max_halo_reach = 8;
+
 /// The one stencil-geometry function: widths, directions and neighborhood
-/// of the offsets `stencil`. Pure.
-HaloGeometry stencil_geometry(const OffsetList& stencil);
+/// of the offsets `stencil`. `smallest_extent[j]` is the smallest subdomain
+/// extent in dimension j where that dimension is exchanged (0 or absent:
+/// unit directions, as for a dimension that is not exchanged): an offset
+/// c_j reads the directions 0..halo_reach(|c_j|) on its side. Directions
+/// are the closure of those ranges over the stencil's offsets, minus 0. Pure.
+HaloGeometry stencil_geometry(const OffsetList& stencil, const std::vector<long>& smallest_extent = {});
 
 /// The one rule for halo widths, used by decks, the grid and HaloPattern: a
 /// dimension is exchanged when it has more than one process or is periodic
-/// (one periodic process is its own neighbor), and there the wider side of
-/// the halo must not exceed `smallest_extent[j]`, the smallest subdomain
-/// extent in that dimension, so every ghost cell comes from the nearest
-/// process. Returns the first dimension that breaks it, or -1. Pure.
+/// (one periodic process is its own neighbor), and there the halo may reach
+/// at most max_halo_reach processes away (halo_reach of the wider side over
+/// `smallest_extent[j]`, the smallest subdomain extent in that dimension).
+/// Returns the first dimension that breaks it, or -1. Pure.
 int halo_misfit_dimension(const HaloWidths& widths, const std::vector<int>& process_dims,
                           const std::vector<bool>& periodic, const std::vector<long>& smallest_extent);
+
+/// Where the grid exchanges anything (as halo_misfit_dimension decides
+/// "exchanged"): the smallest extent of dimension j, or 0 where it is not
+/// exchanged. The argument stencil_geometry takes. Pure.
+std::vector<long> exchanged_extents(const std::vector<int>& process_dims, const std::vector<bool>& periodic,
+                                    const std::vector<long>& smallest_extent);
 
 /// One local array with ghost layers, row-major (C order: the last index runs
 /// fastest, as Kokkos::LayoutRight). Extent j = ghost_lo[j] + interior[j] + ghost_hi[j].
@@ -114,9 +135,12 @@ public:
 
   /// Collective over `cart`. `interior`: this process's cells per dimension
   /// (at least one each); `global_offset`: the global index of its first
-  /// interior cell (for reports; empty means zeros). Throws iso::Error, the
-  /// same on every rank, for a geometry that does not fit the communicator or
-  /// a halo wider than a neighbor's subdomain (the width rule above).
+  /// interior cell (for reports; empty means zeros). A halo wider than the
+  /// smallest subdomain takes its ghosts from several processes per
+  /// dimension (directions with |e_j| > 1); the interior extents must then
+  /// form a block decomposition (one extent per process coordinate and
+  /// dimension). Throws iso::Error, the same on every rank, for a geometry
+  /// that does not fit the communicator or that the width rule refuses.
   HaloPattern(MPI_Comm cart, std::vector<int> interior, HaloGeometry geometry,
               std::vector<long> global_offset = {}, const HaloOptions& options = {});
   HaloPattern(const HaloPattern&) = delete;
@@ -139,6 +163,16 @@ public:
   /// The communicator of the reference exchange (a duplicate of the
   /// neighborhood's, so its messages never meet the collective's).
   MPI_Comm naive_comm() const { return naive_comm_.get(); }
+  /// How many processes away the ghosts come from, per dimension: the
+  /// largest |e_j| over the directions (1 for a halo no wider than the
+  /// smallest subdomain, 0 where nothing is exchanged).
+  const std::vector<int>& reach() const { return reach_; }
+  /// Why the pattern runs another algorithm than the options asked for, or
+  /// empty. A halo wider than the smallest subdomain over an uneven
+  /// decomposition has blocks whose size depends on where they travel, which
+  /// message combining cannot forward (docs/design/halo-exchange.md#wide-halos):
+  /// there linear replaces the forwarding algorithms.
+  const std::string& algorithm_note() const { return algorithm_note_; }
 
 private:
   friend class HaloExchange;
@@ -151,12 +185,18 @@ private:
   HaloOptions options_;
   std::unique_ptr<Neighborhood> neighborhood_;
   std::vector<Block> send_blocks_, recv_blocks_;
+  std::vector<int> reach_;
+  std::string algorithm_note_;
   Comm naive_comm_;
 };
 
-/// The reference exchange (what HaloExchange::run_naive runs): one message
-/// per direction on `pattern.naive_comm()`, each block packed by hand, no
-/// combining, no datatypes. `fields` are row-major arrays of
+/// The reference exchange (what HaloExchange::run_naive runs), independent of
+/// the pattern's blocks and neighborhood: every process works out from the
+/// gathered subdomain extents which process owns each of its ghost cells
+/// (by global index, wrapping periodic dimensions as often as needed),
+/// keeps those whose direction the pattern lists, asks the owners for them
+/// by local index and gets the values back (two MPI_Alltoallv on
+/// `pattern.naive_comm()`): no schedule, no combining, no datatypes. `fields` are row-major arrays of
 /// `pattern.layout(element)` in memory the host reads and writes (a device
 /// field's host copy, say); they need not be bound to any exchange.
 /// Collective over the pattern's communicator.
