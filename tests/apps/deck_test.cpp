@@ -256,14 +256,8 @@ TEST(Deck, DecompositionIsCheckedAgainstTheRankCount) {
                                "radius = 2\nweights = " + weights + "]\n",
                                "w.toml");
   EXPECT_NO_THROW(isostencil::deck::check_decomposition(wide, 2));
-  try {
-    isostencil::deck::check_decomposition(wide, 4);
-    ADD_FAILURE() << "a halo of 2 over subdomains of 1 passed";
-  } catch (const DeckError& error) {
-    EXPECT_NE(std::string(error.what()).find("w.toml:6:1: error: the stencil reaches 2 cells in dimension 0"),
-              std::string::npos)
-        << error.what();
-  }
+  // Wider than a subdomain but within the width rule (2 processes away): accepted.
+  EXPECT_NO_THROW(isostencil::deck::check_decomposition(wide, 4));
 }
 
 // One periodic process is its own neighbor: check_decomposition applies the
@@ -273,21 +267,16 @@ TEST(Deck, DecompositionIsCheckedAgainstTheRankCount) {
 // failed at run time.
 TEST(DeckDecomposition, PeriodicDimensionOnOneProcessBoundsTheHalo) {
   const std::string text = "[grid]\nextent = [8, 64]\nperiodic = [true, false]\nprocs = [1, 0]\n"
-                           "[stencil]\nshape = \"offsets\"\noffsets = [[0, 0], [17, 0], [-17, 0]]\n"
+                           "[stencil]\nshape = \"offsets\"\noffsets = [[0, 0], [3, 0], [-3, 0]]\n"
                            "weights = [-2.0, 1.0, 1.0]\n";
   Deck narrow = parse_deck(text, "p.toml");
   EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));
+  // Wider than the one process's 2 cells: the ghosts wrap round it twice,
+  // within the width rule (a deck's offsets reach at most 8 cells, so only a
+  // deep halo can pass its 8 processes).
   narrow.grid.extent[0] = 2;
-  try {
-    isostencil::deck::check_decomposition(narrow, 1);
-    ADD_FAILURE() << "a periodic halo of 17 over one process of 2 cells (9 wraps) passed";
-  } catch (const DeckError& error) {
-    EXPECT_NE(std::string(error.what()).find("the stencil reaches 17 cells in dimension 0, which is 9 processes away"),
-              std::string::npos)
-        << error.what();
-  }
-  // Wider than the subdomain but within the width rule: accepted (it wraps).
-  narrow.grid.extent[0] = 3;
+  EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));
+  narrow.grid.extent[0] = 1;
   EXPECT_NO_THROW(isostencil::deck::check_decomposition(narrow, 1));
   // Not periodic: nothing is exchanged in dimension 0, as for the grid.
   narrow.grid.periodic[0] = false;

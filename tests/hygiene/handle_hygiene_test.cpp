@@ -481,12 +481,12 @@ TEST_F(HandleHygiene, FailedInitsLeaveNothing) {
                             recvcounts.data(), displs.data(), MPI_INT, {algorithm, true});
       });
     }
-    expect_error("halo wider than a subdomain", [&] {
+    expect_error("halo reaching past the width rule", [&] {
       iso::ArrayLayout layout;
-      layout.interior = {2, 2};
-      layout.ghost_lo = {3, 3};
-      layout.ghost_hi = {3, 3};
-      std::vector<double> field(64);
+      layout.interior = {1, 1};
+      layout.ghost_lo = {9, 9};
+      layout.ghost_hi = {9, 9};
+      std::vector<double> field(19 * 19);
       iso::HaloExchange halo(cart.get(), layout, iso::stencil_geometry(iso::OffsetList::moore(2, 3)).directions,
                              {field.data()});
     });
