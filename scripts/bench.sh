@@ -36,6 +36,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/bench-common.sh
 
 OUT=""
 WITH_PETSC=0
@@ -44,24 +45,15 @@ TARGETS_ONLY=0
 BACKENDS=1
 while (($# > 0)); do
   case "$1" in
-    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
-    --out=*) OUT="${1#--out=}"; shift ;;
     --with-petsc) WITH_PETSC=1; shift ;;
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) bench_option bench.sh 35 "$@"; shift "$bench_shift" ;;
   esac
 done
 
-BUILD_DIR="${BUILD_DIR:-build}"
-NP="${NP:-2}"
-JOBS="${JOBS:-2}"
-MPIEXEC="${MPIEXEC:-mpirun}"
-OUT="${OUT:-bench-results/$(date -u +%Y%m%dT%H%M%SZ)}"
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
+bench_settings "$(date -u +%Y%m%dT%H%M%SZ)"
 LOG="$OUT/bench.log"
 : >"$LOG"
 START=$(date +%s)

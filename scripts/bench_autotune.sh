@@ -24,37 +24,25 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/bench-common.sh
 
 OUT=""
 QUICK=0
 BUILD=1
 while (($# > 0)); do
   case "$1" in
-    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
-    --out=*) OUT="${1#--out=}"; shift ;;
     --quick) QUICK=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_autotune.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) bench_option bench_autotune.sh 23 "$@"; shift "$bench_shift" ;;
   esac
 done
 
-BUILD_DIR="${BUILD_DIR:-build}"
-NP="${NP:-2}"
-JOBS="${JOBS:-2}"
-MPIEXEC="${MPIEXEC:-mpirun}"
-OUT="${OUT:-bench-results/autotune-$(date -u +%Y%m%dT%H%M%SZ)}"
+bench_settings "autotune-$(date -u +%Y%m%dT%H%M%SZ)"
 export ISO_TUNE_CACHE="${ISO_TUNE_CACHE:-off}"
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
 
 say() { echo "bench_autotune: $*"; }
 
-if ((BUILD)); then
-  [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || { say "no configured $BUILD_DIR: run scripts/setup.sh first" >&2; exit 1; }
-  cmake --build "$BUILD_DIR" -j"$JOBS" --target iso-bench >"$OUT/autotune-build.log" 2>&1 ||
-    { tail -n 20 "$OUT/autotune-build.log" >&2; say "build failed (log: $OUT/autotune-build.log)" >&2; exit 1; }
-fi
+if ((BUILD)); then bench_build "$OUT/autotune-build.log" iso-bench; fi
 BENCH="$BUILD_DIR/apps/bench/iso-bench"
 [[ -x "$BENCH" ]] || { say "$BENCH is missing" >&2; exit 1; }
 

@@ -23,6 +23,7 @@
 # (the reason is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench-common.sh
 
 TRANSPORT=tcp
 OUT=""
@@ -31,29 +32,19 @@ BUILD=1
 while (($#)); do
   case "$1" in
     --transport) TRANSPORT="${2:?--transport needs tcp or hosts}"; shift 2 ;;
-    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
     --quick) QUICK=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_network: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) bench_option bench_network 22 "$@"; shift "$bench_shift" ;;
   esac
 done
 [[ "$TRANSPORT" == tcp || "$TRANSPORT" == hosts ]] ||
   { echo "bench_network: --transport is tcp or hosts, not '$TRANSPORT'" >&2; exit 2; }
 
-BUILD_DIR="${BUILD_DIR:-build}"
-JOBS="${JOBS:-2}"
-OUT="${OUT:-bench-results/network-$TRANSPORT-$(date -u +%Y%m%dT%H%M%SZ)}"
+bench_settings "network-$TRANSPORT-$(date -u +%Y%m%dT%H%M%SZ)"
 export ISO_TUNE_CACHE="${ISO_TUNE_CACHE:-off}"
-mkdir -p "$OUT"
-OUT="$(cd "$OUT" && pwd)"
 say() { echo "bench_network: $*"; }
 
-if ((BUILD)); then
-  [[ -f "$BUILD_DIR/CMakeCache.txt" ]] || { say "no configured $BUILD_DIR: run scripts/setup.sh first" >&2; exit 1; }
-  cmake --build "$BUILD_DIR" -j"$JOBS" --target iso-bench isostencil-bench-halo isostencil \
-    >"$OUT/build.log" 2>&1 || { tail -n 20 "$OUT/build.log" >&2; say "build failed (log: $OUT/build.log)" >&2; exit 1; }
-fi
+if ((BUILD)); then bench_build "$OUT/build.log" iso-bench isostencil-bench-halo isostencil; fi
 B="$(cd "$BUILD_DIR" && pwd)"
 for program in apps/bench/iso-bench benchmarks/isostencil-bench-halo apps/isostencil; do
   [[ -x "$B/$program" ]] || { say "$B/$program is missing" >&2; exit 1; }

@@ -1,5 +1,7 @@
 #include "bench_main.hpp"
 
+#include "isostencil/driver/kokkos_flags.hpp"
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -7,20 +9,6 @@
 #include <utility>
 
 namespace isobench {
-
-namespace {
-
-// Kokkos' flags that take a value, also as the next argument.
-bool kokkos_flag_takes_value(const std::string& name) {
-  for (const char* flag : {"--kokkos-num-threads", "--kokkos-threads", "--kokkos-device-id",
-                           "--kokkos-device", "--kokkos-num-devices", "--kokkos-ndevices",
-                           "--kokkos-numa", "--kokkos-map-device-id-by", "--kokkos-tools-library",
-                           "--kokkos-tools-libs", "--kokkos-tools-args"})
-    if (name == flag) return true;
-  return false;
-}
-
-}  // namespace
 
 BenchMain::BenchMain(int& argc, char**& argv, std::string program)
     : argc_(argc), argv_(argv), program_(std::move(program)) {
@@ -48,7 +36,7 @@ BenchMain::BenchMain(int& argc, char**& argv, std::string program)
       rest.push_back(arg);
       continue;
     }
-    if (arg.find('=') == std::string::npos && kokkos_flag_takes_value(arg) && i + 1 < argc &&
+    if (arg.find('=') == std::string::npos && isostencil::driver::kokkos_flag_takes_value(arg) && i + 1 < argc &&
         (argv[i + 1][0] != '-' || arg == "--kokkos-tools-args"))
       kokkos.push_back(arg + "=" + argv[++i]);
     else

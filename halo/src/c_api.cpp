@@ -92,6 +92,17 @@ void store(Iso_Request* request, iso::Operation operation, const char* where) {
   *request = new Iso_Request_s{std::move(operation)};
 }
 
+// The one path of every Iso_neighbor_*_init: the isocomm's neighborhood, the
+// request agreed on all ranks, then init(neighborhood, options) stored in it.
+template <class Init>
+int persistent_init(const char* where, MPI_Comm isocomm, Iso_Request* request, Init&& init) {
+  return guarded([&] {
+    Attached& a = attached(isocomm, where);
+    agree_on_request(a, request, where);
+    store(request, init(a.neighborhood, a.options()), where);
+  });
+}
+
 iso::Operation& operation(Iso_Request* request, const char* where) {
   if (!request || !*request)
     throw iso::Error(std::string(where) + ": request is null or ISO_REQUEST_NULL", MPI_ERR_REQUEST);
@@ -173,35 +184,24 @@ int Iso_neighborhood_free(MPI_Comm* isocomm) {
 
 int Iso_neighbor_alltoall_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
-  return guarded([&] {
-    Attached& a = attached(isocomm, "Iso_neighbor_alltoall_init");
-    agree_on_request(a, request, "Iso_neighbor_alltoall_init");
-    store(request, iso::alltoall_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                      a.options()),
-          "Iso_neighbor_alltoall_init");
+  return persistent_init("Iso_neighbor_alltoall_init", isocomm, request, [&](auto& nbh, auto options) {
+    return iso::alltoall_init(nbh, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, options);
   });
 }
 
 int Iso_neighbor_allgather_init(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                                 int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
-  return guarded([&] {
-    Attached& a = attached(isocomm, "Iso_neighbor_allgather_init");
-    agree_on_request(a, request, "Iso_neighbor_allgather_init");
-    store(request, iso::allgather_init(a.neighborhood, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                       a.options()),
-          "Iso_neighbor_allgather_init");
+  return persistent_init("Iso_neighbor_allgather_init", isocomm, request, [&](auto& nbh, auto options) {
+    return iso::allgather_init(nbh, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, options);
   });
 }
 
 int Iso_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int senddispls[],
                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int recvdispls[],
                                 MPI_Datatype recvtype, MPI_Comm isocomm, Iso_Request* request) {
-  return guarded([&] {
-    Attached& a = attached(isocomm, "Iso_neighbor_alltoallv_init");
-    agree_on_request(a, request, "Iso_neighbor_alltoallv_init");
-    store(request, iso::alltoallv_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtype, recvbuf,
-                                       recvcounts, recvdispls, recvtype, a.options()),
-          "Iso_neighbor_alltoallv_init");
+  return persistent_init("Iso_neighbor_alltoallv_init", isocomm, request, [&](auto& nbh, auto options) {
+    return iso::alltoallv_init(nbh, sendbuf, sendcounts, senddispls, sendtype, recvbuf, recvcounts, recvdispls,
+                               recvtype, options);
   });
 }
 
@@ -209,12 +209,9 @@ int Iso_neighbor_alltoallw_init(const void* sendbuf, const int sendcounts[], con
                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                 const MPI_Aint recvdispls[], const MPI_Datatype recvtypes[], MPI_Comm isocomm,
                                 Iso_Request* request) {
-  return guarded([&] {
-    Attached& a = attached(isocomm, "Iso_neighbor_alltoallw_init");
-    agree_on_request(a, request, "Iso_neighbor_alltoallw_init");
-    store(request, iso::alltoallw_init(a.neighborhood, sendbuf, sendcounts, senddispls, sendtypes, recvbuf,
-                                       recvcounts, recvdispls, recvtypes, a.options()),
-          "Iso_neighbor_alltoallw_init");
+  return persistent_init("Iso_neighbor_alltoallw_init", isocomm, request, [&](auto& nbh, auto options) {
+    return iso::alltoallw_init(nbh, sendbuf, sendcounts, senddispls, sendtypes, recvbuf, recvcounts, recvdispls,
+                               recvtypes, options);
   });
 }
 

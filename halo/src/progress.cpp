@@ -12,6 +12,17 @@
 
 namespace iso {
 
+// sizeof(Word) <= bytes <= 2 sizeof(Word): the first and the last word,
+// overlapping in the middle, each a fixed-size copy the compiler inlines.
+template <class Word>
+static inline void copy_head_tail(char* to, const char* from, std::size_t bytes) {
+  Word head, tail;
+  std::memcpy(&head, from, sizeof(Word));
+  std::memcpy(&tail, from + bytes - sizeof(Word), sizeof(Word));
+  std::memcpy(to, &head, sizeof(Word));
+  std::memcpy(to + bytes - sizeof(Word), &tail, sizeof(Word));
+}
+
 // memcpy for the few bytes of a small collective's blocks without a library
 // call (at 1-8 B blocks a 3-D Moore torus alltoall makes ~50 of them per
 // start); src and dst never overlap.
@@ -19,17 +30,9 @@ static inline void copy_bytes(char* to, const char* from, std::size_t bytes) {
   if (bytes > 16) {
     std::memcpy(to, from, bytes);
   } else if (bytes >= 8) {
-    std::uint64_t head, tail;
-    std::memcpy(&head, from, 8);
-    std::memcpy(&tail, from + bytes - 8, 8);
-    std::memcpy(to, &head, 8);
-    std::memcpy(to + bytes - 8, &tail, 8);
+    copy_head_tail<std::uint64_t>(to, from, bytes);
   } else if (bytes >= 4) {
-    std::uint32_t head, tail;
-    std::memcpy(&head, from, 4);
-    std::memcpy(&tail, from + bytes - 4, 4);
-    std::memcpy(to, &head, 4);
-    std::memcpy(to + bytes - 4, &tail, 4);
+    copy_head_tail<std::uint32_t>(to, from, bytes);
   } else if (bytes > 0) {
     to[0] = from[0];
     to[bytes / 2] = from[bytes / 2];

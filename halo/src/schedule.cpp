@@ -111,10 +111,24 @@ struct Routes {
   std::vector<std::vector<int>> paths;
 };
 
-Routes route_linear(const OffsetList& offsets) {
+// No rounds yet, one empty path per block.
+Routes empty_routes(const OffsetList& offsets) {
   Routes routes;
   routes.dims = offsets.dims();
   routes.paths.resize(offsets.size());
+  return routes;
+}
+
+// Appends the round whose shift is value * e_j; returns its index.
+int add_axis_round(Routes& routes, int j, int value) {
+  std::vector<int> sigma(routes.dims, 0);
+  sigma[j] = value;
+  routes.shifts.push_back(std::move(sigma));
+  return static_cast<int>(routes.shifts.size()) - 1;
+}
+
+Routes route_linear(const OffsetList& offsets) {
+  Routes routes = empty_routes(offsets);
   for (int i = 0; i < offsets.size(); ++i) {
     if (is_zero(offsets[i], offsets.dims())) continue;
     routes.paths[i].push_back(static_cast<int>(routes.shifts.size()));
@@ -137,9 +151,7 @@ std::pair<int, int> unit_hops(const OffsetList& offsets, int j) {
 Routes route_torus(const OffsetList& offsets) {
   const int d = offsets.dims();
   const int s = offsets.size();
-  Routes routes;
-  routes.dims = d;
-  routes.paths.resize(s);
+  Routes routes = empty_routes(offsets);
   // A block's path has one round per unit hop: sized once, not grown hop by
   // hop (the growth was most of this function's time).
   for (int i = 0; i < s; ++i) {
@@ -151,11 +163,7 @@ Routes route_torus(const OffsetList& offsets) {
     const auto [forward, backward] = unit_hops(offsets, j);
     const int first_forward = static_cast<int>(routes.shifts.size());
     const int first_backward = first_forward + forward;
-    for (int k = 0; k < forward + backward; ++k) {
-      std::vector<int> sigma(d, 0);
-      sigma[j] = k < forward ? 1 : -1;
-      routes.shifts.push_back(std::move(sigma));
-    }
+    for (int k = 0; k < forward + backward; ++k) add_axis_round(routes, j, k < forward ? 1 : -1);
     for (int i = 0; i < s; ++i) {
       const int c = offsets[i][j];
       const int base = c > 0 ? first_forward : first_backward;
@@ -169,20 +177,13 @@ Routes route_torus(const OffsetList& offsets) {
 Routes route_direct(const OffsetList& offsets) {
   const int d = offsets.dims();
   const int s = offsets.size();
-  Routes routes;
-  routes.dims = d;
-  routes.paths.resize(s);
+  Routes routes = empty_routes(offsets);
   for (int j = 0; j < d; ++j) {
     std::set<int> values;
     for (int i = 0; i < s; ++i)
       if (offsets[i][j] != 0) values.insert(offsets[i][j]);
     std::map<int, int> round_of;
-    for (int c : values) {
-      round_of[c] = static_cast<int>(routes.shifts.size());
-      std::vector<int> sigma(d, 0);
-      sigma[j] = c;
-      routes.shifts.push_back(std::move(sigma));
-    }
+    for (int c : values) round_of[c] = add_axis_round(routes, j, c);
     for (int i = 0; i < s; ++i)
       if (offsets[i][j] != 0) routes.paths[i].push_back(round_of[offsets[i][j]]);
   }

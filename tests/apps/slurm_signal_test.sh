@@ -1,7 +1,7 @@
 #!/bin/bash
-# A run under a real Slurm, stopped and restarted as README "Signals, time
-# limits and restarts" describes: a one-node cluster on this machine (munged,
-# slurmctld, slurmd on loopback, configuration in WORK), the README's batch
+# A run under a real Slurm, stopped and restarted as docs/signals.md
+# describes: a one-node cluster on this machine (munged,
+# slurmctld, slurmd on loopback, configuration in WORK), that page's batch
 # script (mpirun in the background, SIGUSR1/SIGTERM passed on as SIGUSR1,
 # resubmission on exit code 3):
 #   job 1 runs without an end in sight; `scancel --batch --signal=USR1` (what
@@ -81,7 +81,7 @@ done
 sinfo -h -o %t 2>/dev/null | grep -q idle ||
   skip "the node does not come up: $(tail -n 3 "$s/slurmd.log" "$s/slurmctld.log" 2>/dev/null)"
 
-# The README's batch script, with this build's paths; each continuation is
+# The batch script of docs/signals.md, with this build's paths; each continuation is
 # submitted held so the test can change run.steps (the file steps) first.
 echo 1000000000 >steps
 cat >job.sbatch <<JOB

@@ -4,7 +4,7 @@
 // The input is a deck's text; after a NUL byte, each line is a --set override
 // ("key=value"). parse_deck must either throw a DeckError with a message, or
 // return a deck that satisfies every rule of the schema (deck_schema(), the
-// README's table) and whose effective deck parses back to the same deck: a
+// table of docs/deck-keys.md) and whose effective deck parses back to the same deck: a
 // checkpoint stores the effective deck and a restart reads it back.
 #include "isostencil/deck/deck.hpp"
 #include "isostencil/driver/driver.hpp"

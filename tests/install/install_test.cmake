@@ -29,8 +29,8 @@ step("installed isostencil --version" OUT out COMMAND ${prefix}/bin/isostencil -
 expect("isostencil --version" "${out}" "^${VERSION}")
 
 # 2. Configure and build the examples against the prefix only (no package
-# registry, so the build tree cannot stand in for the install), as the README
-# says: no build type given, so the examples' own default (Release) applies.
+# registry, so the build tree cannot stand in for the install), as
+# docs/packaging.md says: no build type given, so the examples' own default (Release) applies.
 set(common_args -G "${GENERATOR}"
     -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF)

@@ -1,6 +1,6 @@
 // The deck schema: every key of every table, typed, documented and defaulted
-// in one table (`isostencil check --keys` prints it as Markdown; the README's
-// "Input decks" section is that output). Kernels add their [kernel] keys by
+// in one table (`isostencil check --keys` prints it as Markdown; docs/deck-keys.md
+// is that output). Kernels add their [kernel] keys by
 // registering (kernel.hpp); a program may describe the generic keys in terms
 // of the kernels it registers (describe_deck_key).
 #pragma once
@@ -39,7 +39,7 @@ struct DeckKey {
   std::string table;
   std::string key;
   DeckValueKind kind;
-  std::string default_value;  ///< as the README shows it
+  std::string default_value;  ///< as docs/deck-keys.md shows it
   std::string allowed;        ///< allowed values or range ("star, box", ">= 1")
   std::string meaning;
   /// Conditions under which the key may be given, all of them must hold:
@@ -50,9 +50,9 @@ struct DeckKey {
   /// "kernel.name = heat" / "init.type = random, pattern" joined by "; " ("" = always).
   std::string applies_text() const;
 };
-/// Every key of every table, in README order.
+/// Every key of every table, in the order of docs/deck-keys.md.
 const std::vector<DeckKey>& deck_schema();
-/// The schema as a Markdown table (`isostencil check --keys`), for the README.
+/// The schema as a Markdown table (`isostencil check --keys`), for docs/deck-keys.md.
 std::string deck_schema_markdown();
 
 /// Replaces the key table's texts of a key (not collective; at start-up,

@@ -27,7 +27,7 @@
 // parameters as [kernel] keys; every other table works as for `isostencil`.
 // The driver's own kernels (jacobi, life, advection) register the same way,
 // first (register_builtin_kernels), so jacobi stays the default kernel.name.
-// Complete example: apps/examples/heat/ (README "Write a kernel").
+// Complete example: apps/examples/heat/ (docs/user-kernels.md).
 #pragma once
 
 #include "isostencil/driver/context.hpp"

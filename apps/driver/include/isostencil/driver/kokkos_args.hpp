@@ -19,6 +19,8 @@
 // there. Everything else is passed on as written: Kokkos judges it.
 #pragma once
 
+#include "isostencil/driver/kokkos_flags.hpp"
+
 #include <Kokkos_Core.hpp>
 #include <mpi.h>
 
@@ -52,7 +54,7 @@ public:
       std::string name = arg.substr(0, equals);
       std::string flag = arg;
       // A tool's arguments may well begin with '-'; any other value may not.
-      if (equals == std::string::npos && takes_value(name) && i + 1 < argc &&
+      if (equals == std::string::npos && kokkos_flag_takes_value(name) && i + 1 < argc &&
           (argv[i + 1][0] != '-' || name == "--kokkos-tools-args"))
         flag = name + "=" + argv[++i];
 #if KOKKOS_VERSION < 30700
@@ -93,15 +95,6 @@ public:
   }
 
 private:
-  static bool takes_value(const std::string& name) {
-    for (const char* flag : {"--kokkos-num-threads", "--kokkos-threads", "--kokkos-device-id",
-                             "--kokkos-device", "--kokkos-num-devices", "--kokkos-ndevices",
-                             "--kokkos-numa", "--kokkos-map-device-id-by", "--kokkos-tools-library",
-                             "--kokkos-tools-libs", "--kokkos-tools-args"})
-      if (name == flag) return true;
-    return false;
-  }
-
   std::string program_;
   std::vector<std::string> flags_;
   bool help_ = false;
