@@ -55,7 +55,7 @@ public:
                    "also print the effective deck (every key resolved; what outputs and "
                    "checkpoints store)");
     app_->add_flag("--keys", keys_, "print every deck key with its type, default and allowed values "
-                                    "(Markdown, as in the README) and exit");
+                                    "(Markdown, as in docs/deck-keys.md) and exit");
   }
 
   int run(const MpiContext& mpi) override {

@@ -61,11 +61,11 @@ public:
         "  mpirun -np 2 isostencil run                                  # the default deck\n"
         "  mpirun -np 2 isostencil run inputs/life_2d_gun.toml --set run.steps=300\n"
         "  mpirun -np 3 isostencil run --restart output/jacobi_2d_5pt.checkpoint.h5\n"
-        "Deck keys and defaults: README \"Input decks\", or isostencil check --keys.\n"
+        "Deck keys and defaults: docs/deck-keys.md and docs/decks.md, or isostencil check --keys.\n"
         "Exit codes: 0 the solution validates, 1 it does not, 2 bad input (nothing ran),\n"
         "3 stopped by SIGTERM, SIGINT, SIGUSR1, SIGUSR2 or SIGXCPU: every rank stops at the\n"
         "same step, writes a checkpoint there and the summary (\"stopped\" in its JSON); a\n"
-        "second signal 3 s later ends the run at once. README \"Signals, time limits and restarts\".");
+        "second signal 3 s later ends the run at once. docs/signals.md.");
   }
 
   int run(const MpiContext& mpi) override {
