@@ -122,11 +122,16 @@ TEST(WideHalo, BoxAndStarInTwoAndThreeDimensions) {
   }
 }
 
-TEST(WideHalo, FourDimensions) {
+TEST(WideHalo, FourToSixDimensions) {
   const int world = iso_test::world_size();
   Grid<4> grid(MPI_COMM_WORLD, {2L * world, 2, 3, 2}, {true, true, false, true}, Stencil::star(4, 3),
                {world, 1, 1, 1});
-  const std::string failures = exchange_everywhere(grid, "4-D star r=3");
+  std::string failures = exchange_everywhere(grid, "4-D star r=3");
+  EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
+  // 6-D, one cell per process in the first dimension: radius 2 reaches 2 away.
+  Grid<6> six(MPI_COMM_WORLD, {1L * world, 2, 1, 2, 1, 2}, {true, false, true, true, false, true},
+              Stencil::star(6, 2), {world, 1, 1, 1, 1, 1});
+  failures = exchange_everywhere(six, "6-D star r=2");
   EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
 }
 
