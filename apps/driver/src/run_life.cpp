@@ -63,7 +63,8 @@ public:
   LifeModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : deck_(*setup.deck),
         rule_(parse_rule(deck_, D)),
-        life_(std::move(decomposition), rule_, kernels::LifeOptions{deck_.run.overlap, halo_options(deck_)}) {
+        life_(checked_depth<D>(deck_, decomposition, core::Stencil::box(D, 1)), rule_,
+              kernels::LifeOptions{deck_.run.overlap, halo_options(deck_), deck_depth(deck_)}) {
     if (setup.restart) {
       typename kernels::Life<D>::Cells cells = life_.cells();
       setup.restart->read("cells", life_.grid(), cells);

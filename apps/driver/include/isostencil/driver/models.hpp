@@ -13,6 +13,8 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace isostencil::driver {
@@ -39,17 +41,53 @@ inline std::shared_ptr<const core::Decomposition> make_decomposition(const deck:
   }
 }
 
+/// The depth the run uses: the deck's halo.depth (1 where it is "auto").
+inline int deck_depth(const deck::Deck& deck) {
+  return deck.halo.depth_auto ? 1 : static_cast<int>(deck.halo.depth);
+}
+
 /// Collective. Grid errors (a halo wider than a subdomain: the same on every
-/// rank) become deck errors naming the stencil.
+/// rank) become deck errors naming the stencil, or halo.depth where only the
+/// depth makes the halo too wide (with the depths this grid allows).
+/// `depth` 0: the deck's halo.depth (1 where it is "auto").
 template <int D>
 core::Grid<D> make_grid(const deck::Deck& deck, std::shared_ptr<const core::Decomposition> decomposition,
-                        core::Stencil stencil) {
+                        core::Stencil stencil, int depth = 0) {
+  if (depth == 0) depth = deck_depth(deck);
+  std::optional<core::Grid<D>> shallow;
   try {
-    return core::Grid<D>(std::move(decomposition), std::move(stencil));
+    shallow.emplace(decomposition, stencil, 1);
   } catch (const iso::Error& error) {
     fail_with(deck, deck.where("stencil.radius").origin == "default" ? "stencil.shape" : "stencil.radius",
               error);
   }
+  if (depth == 1) return *shallow;
+  try {
+    return shallow->with_depth(depth);
+  } catch (const iso::Error& error) {
+    int allowed = depth - 1;  // the deepest halo the width rule accepts (1 does)
+    for (; allowed > 1; --allowed) {
+      try {
+        (void)shallow->with_depth(allowed);
+        break;
+      } catch (const iso::Error&) {
+      }
+    }
+    deck.fail("halo.depth", "halo.depth = " + std::to_string(depth) + " makes the ghost region too wide: " +
+                                error.what() + "; allowed with this grid and process count: 1 to " +
+                                std::to_string(allowed) + ", or \"auto\"");
+  }
+}
+
+/// For kernels that make their grid themselves: checks through make_grid
+/// that the stencil and the deck's depth fit (deck errors otherwise) and
+/// returns the decomposition. Collective.
+template <int D>
+std::shared_ptr<const core::Decomposition> checked_depth(
+    const deck::Deck& deck, const std::shared_ptr<const core::Decomposition>& decomposition,
+    const core::Stencil& stencil) {
+  (void)make_grid<D>(deck, decomposition, stencil);
+  return decomposition;
 }
 
 template <class Model>
