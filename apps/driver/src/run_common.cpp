@@ -94,6 +94,7 @@ void print_header(const Setup& setup, const core::Decomposition& decomposition,
   out += fmt::format("  grid     {}\n", grid_text(decomposition));
   out += fmt::format("  space    {} ({})\n", space_text(), kokkos_description());
   out += fmt::format("  stencil  {}\n", stencil);
+  if (!setup.depth_note.empty()) out += fmt::format("  depth    {}\n", setup.depth_note);
   out +=
       fmt::format("  halo     {} -> {}{}; overlap {}\n", deck.halo.algorithm, algorithm,
                   deck.halo.validate_every > 0

@@ -167,7 +167,7 @@ public:
       : setup_(setup),
         deck_(*setup.deck),
         kernel_(deck_),
-        grid_(make_grid<D>(deck_, std::move(decomposition), deck_.make_stencil())) {
+        grid_(make_grid<D>(deck_, std::move(decomposition), deck_.make_stencil(), setup.depth)) {
     Field u = grid_.template make_field<double>("u");
     if (setup.restart)
       setup.restart->read("u", grid_, u);
@@ -187,7 +187,7 @@ public:
   }
 
   const core::Decomposition& decomposition() const { return grid_.decomposition(); }
-  std::string stencil_text() const { return grid_.stencil().describe(); }
+  std::string stencil_text() const { return stencil_and_depth<D>(grid_); }
   std::string describe() const { return kernel_.describe(); }
   std::vector<std::string> fields() const { return {"u"}; }
 
