@@ -18,8 +18,8 @@
 # Environment: BUILD_DIR (default build; needs its apps/isostencil),
 # NPS (default "2 4"), SIDES (cells per rank per dimension of the 3-D cases,
 # default "4 8 16 32"; Life 2-D gets the same cells per rank), DEPTHS
-# (default "1 2 3 4 6 8"), TRANSPORTS (default "shm tcp"), STEPS (default
-# 400), MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
+# (default "1 2 3 4 6 8"), TRANSPORTS (default "shm tcp"), CASES (default
+# "jacobi3d7 jacobi3d27 life2d"), STEPS (default 400), MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -47,7 +47,7 @@ SIDES="${SIDES:-4 8 16 32}"
 DEPTHS="${DEPTHS:-1 2 3 4 6 8}"
 TRANSPORTS="${TRANSPORTS:-shm tcp}"
 STEPS="${STEPS:-400}"
-CASES=("jacobi3d7" "jacobi3d27" "life2d")
+read -r -a CASES <<<"${CASES:-jacobi3d7 jacobi3d27 life2d}"
 if ((QUICK)); then
   NPS=2; SIDES=8; DEPTHS="1 2 4 8"; TRANSPORTS=shm; CASES=("jacobi3d7")
 fi
@@ -94,7 +94,7 @@ run_case() {  # kernel transport np side depth
   if ! "${launcher[@]}" "${flags[@]}" "$EXE" run "$deck" --quiet \
       --set "grid.extent=[$(IFS=,; echo "${extent[*]}")]" --set "grid.procs=[$(IFS=,; echo "${procs[*]}")]" \
       --set grid.periodic=true --set run.steps="$STEPS" --set run.residual_every="$STEPS" \
-      --set run.check_finite_every=0 --set output.format=none --set "halo.depth=$depth_value" \
+      --set run.check_finite_every=0 --set halo.validate_every=0 --set output.format=none --set "halo.depth=$depth_value" \
       --set output.dir="$OUT/runs/$name" >"$OUT/runs/$name.txt" 2>&1; then
     echo "bench_depth.sh: $name failed (refused depth?): $(tail -n 2 "$OUT/runs/$name.txt" | tr '\n' ' ')" >&2
     return 0
@@ -102,13 +102,10 @@ run_case() {  # kernel transport np side depth
   local summary
   summary=$(ls "$OUT/runs/$name"/*.summary.json 2>/dev/null | head -n 1)
   python3 - "$summary" "$kernel" "$transport" "$np" "$side" "$depth" "$OUT/runs/$name.txt" >>"$OUT/depth.csv" <<'EOF'
-import json, re, sys
+import json, sys
 summary, kernel, transport, np_, side, depth, log = sys.argv[1:]
 j = json.load(open(summary))
-chosen = depth
-if depth == "auto":
-    m = re.search(r"depth +auto: k = (\d+)", open(log).read())
-    chosen = m.group(1) if m else "?"
+chosen = j["halo"]["depth"]
 cells = 1
 for e, p in zip(j["extent"], j["procs"]):
     cells *= e // p

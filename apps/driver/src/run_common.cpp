@@ -211,7 +211,11 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
                   {"validations", report.validations},
                   {"validated_ghost_cells", report.validated_cells},
                   {"ok", report.validation_ok},
-                  {"mismatch", report.validation_message}};
+                  {"mismatch", report.validation_message},
+                  {"depth", setup.depth > 0 ? static_cast<long>(setup.depth) : deck.halo.depth},
+                  {"depth_requested", deck.halo.depth_auto ? nlohmann::ordered_json("auto")
+                                                           : nlohmann::ordered_json(deck.halo.depth)},
+                  {"depth_choice", setup.depth_note}};
   json["output"] = {{"h5", report.h5_path},
                     {"xmf", report.xmf_path},
                     {"xdmf_note", report.xdmf_note},
