@@ -17,13 +17,8 @@
 
 namespace isostencil::driver {
 
-namespace {
-
-/// Seconds per cell of one update of `stencil`'s offsets (a weighted sum)
-/// over an interior of `extent` cells with ghosts of the stencil's widths:
-/// the best of a few timed passes after a warm-up one.
-double measure_cell_seconds(const std::vector<int>& extent, const iso::HaloWidths& widths,
-                            const core::Stencil& stencil) {
+double measure_cell_seconds(const std::vector<int>& extent, const core::Stencil& stencil) {
+  const iso::HaloWidths widths = stencil.geometry().widths;
   const std::size_t d = extent.size();
   std::vector<long> field(d), stride(d);
   long cells = 1, interior = 1;
@@ -70,25 +65,39 @@ double measure_cell_seconds(const std::vector<int>& extent, const iso::HaloWidth
   return best / static_cast<double>(interior);
 }
 
-/// Cells of the substep box of growth g on this rank (substeps.hpp's rule).
-long box_cells(const core::Decomposition& decomposition, const iso::HaloWidths& reach, int growth) {
+namespace {
+
+/// The subdomain of the process at `coords`: core::Decomposition's block
+/// rule (the first n % p processes of a dimension get one cell more).
+void subdomain(const DepthLayout& layout, const std::vector<int>& coords, std::vector<long>& offset,
+               std::vector<long>& extent) {
+  for (std::size_t j = 0; j < layout.extent.size(); ++j) {
+    const long n = layout.extent[j];
+    const long p = layout.procs[j];
+    const long c = coords[j];
+    extent[j] = n / p + (c < n % p ? 1 : 0);
+    offset[j] = c * (n / p) + std::min(c, n % p);
+  }
+}
+
+/// Cells of the substep box of growth g of that subdomain (substeps.hpp's rule).
+long box_cells(const DepthLayout& layout, const std::vector<long>& offset,
+               const std::vector<long>& extent, const iso::HaloWidths& reach, int growth) {
   long cells = 1;
-  for (int j = 0; j < decomposition.dims(); ++j) {
-    const auto u = static_cast<std::size_t>(j);
-    long lo = decomposition.global_offset()[u] - static_cast<long>(growth) * reach.lo[u];
-    long hi = decomposition.global_offset()[u] + decomposition.local_extent()[u] +
-              static_cast<long>(growth) * reach.hi[u];
-    if (!decomposition.periodic()[u]) {
+  for (std::size_t j = 0; j < extent.size(); ++j) {
+    long lo = offset[j] - static_cast<long>(growth) * reach.lo[j];
+    long hi = offset[j] + extent[j] + static_cast<long>(growth) * reach.hi[j];
+    if (!layout.periodic[j]) {
       lo = std::max(lo, 0L);
-      hi = std::min(hi, decomposition.global_extent()[u]);
+      hi = std::min(hi, layout.extent[j]);
     }
     cells *= std::max(0L, hi - lo);
   }
   return cells;
 }
 
-/// The mean bytes of the ghost blocks of `geometry` on this rank's subdomain.
-long mean_block_bytes(const core::Decomposition& decomposition, const iso::HaloGeometry& geometry,
+/// The mean bytes of the ghost blocks of `geometry` around that subdomain.
+long mean_block_bytes(const std::vector<long>& extent, const iso::HaloGeometry& geometry,
                       int element_bytes) {
   const iso::OffsetList& directions = geometry.directions;
   if (directions.size() == 0) return element_bytes;
@@ -98,7 +107,7 @@ long mean_block_bytes(const core::Decomposition& decomposition, const iso::HaloG
     for (int j = 0; j < directions.dims(); ++j) {
       const auto u = static_cast<std::size_t>(j);
       const int e = directions[i][j];
-      cells *= e == 0 ? decomposition.local_extent()[u] : e < 0 ? geometry.widths.lo[u] : geometry.widths.hi[u];
+      cells *= e == 0 ? extent[u] : e < 0 ? geometry.widths.lo[u] : geometry.widths.hi[u];
     }
     total += cells;
   }
@@ -116,44 +125,64 @@ std::string DepthChoice::text() const {
                      depth, table, model_note, cell_seconds * 1e9);
 }
 
+DepthChoice predict_depths(const DepthLayout& layout, const core::Stencil& stencil,
+                           int element_bytes, int max_depth, int ports, const iso::CostModel& model,
+                           double cell_seconds) {
+  DepthChoice choice;
+  choice.model_note = model.source;
+  choice.cell_seconds = cell_seconds;
+  const iso::HaloWidths reach = stencil.geometry().widths;
+  const std::size_t dims = layout.extent.size();
+  std::vector<long> smallest(dims);
+  for (std::size_t j = 0; j < dims; ++j) smallest[j] = layout.extent[j] / layout.procs[j];
+  iso::CartGeometry cart;
+  cart.sizes = layout.procs;
+  cart.periodic = layout.periodic;
+  const int ranks = cart.num_procs();
+  std::vector<int> coords(dims);
+  std::vector<long> offset(dims), extent(dims);
+  std::vector<long> block_cells(static_cast<std::size_t>(ranks), 0);  // per rank, boxes so far
+  for (int k = 1; k <= max_depth; ++k) {
+    const iso::HaloGeometry geometry = stencil.repeated(k).geometry();
+    if (iso::halo_misfit_dimension(geometry.widths, cart.sizes, cart.periodic, smallest) >= 0) break;
+    long busiest = 0, bytes = 0;
+    for (int rank = 0; rank < ranks; ++rank) {
+      cart.coords_of(rank, coords.data());
+      subdomain(layout, coords, offset, extent);
+      block_cells[static_cast<std::size_t>(rank)] += box_cells(layout, offset, extent, reach, k - 1);
+      busiest = std::max(busiest, block_cells[static_cast<std::size_t>(rank)]);
+      bytes = std::max(bytes, mean_block_bytes(extent, geometry, element_bytes));
+    }
+    const Predictions predictions = predict(geometry.neighborhood, cart, model, {bytes}, ports);
+    const SizePrediction& size = predictions.sizes.front();
+    const double exchange =
+        size.at(size.chosen(iso::Collective::alltoall), iso::Collective::alltoall).seconds;
+    choice.exchange.push_back(exchange);
+    choice.per_step.push_back((exchange + cell_seconds * static_cast<double>(busiest)) / k);
+  }
+  if (choice.per_step.empty()) throw iso::Error("isostencil: halo.depth: not even depth 1 fits");
+  choice.depth = 1 + static_cast<int>(std::min_element(choice.per_step.begin(), choice.per_step.end()) -
+                                      choice.per_step.begin());
+  return choice;
+}
+
 DepthChoice choose_depth(const core::Decomposition& decomposition, const core::Stencil& stencil,
                          int element_bytes, int max_depth, int ports) {
   MPI_Comm comm = decomposition.comm();
-  DepthChoice choice;
   const iso::CostModel& model = iso::CostModel::for_comm(comm);
-  choice.model_note = model.source;
-  const iso::HaloWidths reach = stencil.geometry().widths;
-  const int dims = decomposition.dims();
-  std::vector<long> smallest(static_cast<std::size_t>(dims));
-  for (int j = 0; j < dims; ++j) smallest[static_cast<std::size_t>(j)] = decomposition.smallest_local_extent(j);
-  iso::CartGeometry cart;
-  cart.sizes = decomposition.process_dims();
-  cart.periodic = decomposition.periodic();
-
-  double cell_seconds = measure_cell_seconds(decomposition.local_extent(), reach, stencil);
+  double cell_seconds = measure_cell_seconds(decomposition.local_extent(), stencil);
   MPI_Allreduce(MPI_IN_PLACE, &cell_seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
-  choice.cell_seconds = cell_seconds;
-
-  long block_cells = 0;  // cells of the k boxes of a block so far
-  for (int k = 1; k <= max_depth; ++k) {
-    const core::Stencil deep = stencil.repeated(k);
-    const iso::HaloGeometry geometry = deep.geometry();
-    // Every rank sees the same figures here (process grid, smallest extents).
-    if (iso::halo_misfit_dimension(geometry.widths, cart.sizes, cart.periodic, smallest) >= 0) break;
-    block_cells += box_cells(decomposition, reach, k - 1);
-    double figures[2] = {0, static_cast<double>(block_cells)};
-    long bytes = mean_block_bytes(decomposition, geometry, element_bytes);
-    MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_LONG, MPI_MAX, comm);
-    const Predictions predictions = predict(geometry.neighborhood, cart, model, {bytes}, ports);
-    const SizePrediction& size = predictions.sizes.front();
-    figures[0] = size.at(size.chosen(iso::Collective::alltoall), iso::Collective::alltoall).seconds;
-    MPI_Allreduce(MPI_IN_PLACE, figures, 2, MPI_DOUBLE, MPI_MAX, comm);
-    choice.exchange.push_back(figures[0]);
-    choice.per_step.push_back((figures[0] + cell_seconds * figures[1]) / k);
-  }
-  if (choice.per_step.empty()) throw iso::Error("isostencil: halo.depth = \"auto\": not even depth 1 fits");
-  choice.depth = 1 + static_cast<int>(std::min_element(choice.per_step.begin(), choice.per_step.end()) -
-                                      choice.per_step.begin());
+  const DepthLayout layout{decomposition.global_extent(), decomposition.periodic(),
+                           decomposition.process_dims()};
+  DepthChoice choice = predict_depths(layout, stencil, element_bytes, max_depth, ports, model, cell_seconds);
+  // Rank 0's figures everywhere: one choice, whatever rounding differs.
+  int count = static_cast<int>(choice.per_step.size());
+  MPI_Bcast(&count, 1, MPI_INT, 0, comm);
+  choice.per_step.resize(static_cast<std::size_t>(count));
+  choice.exchange.resize(static_cast<std::size_t>(count));
+  MPI_Bcast(choice.per_step.data(), count, MPI_DOUBLE, 0, comm);
+  MPI_Bcast(choice.exchange.data(), count, MPI_DOUBLE, 0, comm);
+  MPI_Bcast(&choice.depth, 1, MPI_INT, 0, comm);
   return choice;
 }
 

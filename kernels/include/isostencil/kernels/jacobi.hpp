@@ -17,6 +17,12 @@
 // and the exchange never touches them; the solver's second field starts as a
 // copy of `u`, so both fields carry them (see set_dirichlet_ghosts()).
 //
+// Deep halos: on a grid of depth k (core::Grid's depth) one exchange serves a
+// block of up to k sweeps over the shrinking substep boxes of substeps.hpp;
+// run(n) and solve() cut the last block short, so every sweep count, residual
+// and iterate is that of depth 1, bit for bit. A source field is exchanged
+// once at construction (the boxes read it in the ghost region).
+//
 // Each of the two fields has its own persistent halo exchange, made once and
 // bound to the grid's one halo pattern (halo() is the current one); a sweep
 // reads one and writes the other, then they swap. Overlap (default on):

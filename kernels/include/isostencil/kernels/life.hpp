@@ -3,7 +3,8 @@
 // boundaries, cells as bytes (0 dead, 1 alive), two fields swapped each
 // generation with one persistent halo exchange each (both bound to the grid's
 // halo pattern; halo() is the current one), the update overlapped with the
-// exchange through apply_with_halo.
+// exchange through apply_with_halo. With LifeOptions::depth k, one exchange
+// serves up to k generations (substeps.hpp), the same cells as depth 1.
 //
 //   auto rule = isostencil::kernels::LifeRule("B3/S23", 2);
 //   isostencil::kernels::Life<2> life(MPI_COMM_WORLD, {64, 64}, {true, true}, rule);

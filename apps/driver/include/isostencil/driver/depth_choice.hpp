@@ -12,6 +12,8 @@
 #include "isostencil/core/decomposition.hpp"
 #include "isostencil/core/stencil.hpp"
 
+#include "iso/cost_model.hpp"
+
 #include <string>
 #include <vector>
 
@@ -29,9 +31,29 @@ struct DepthChoice {
   std::string text() const;
 };
 
-/// Collective over the decomposition's communicator; the same choice on
-/// every rank. `element_bytes`: bytes per cell of the exchanged fields;
-/// `max_depth`: the largest k considered; `ports` as the halo's.
+/// A block decomposition as the prediction needs it (every rank's subdomain
+/// follows from it: core::Decomposition's rule).
+struct DepthLayout {
+  std::vector<long> extent;
+  std::vector<bool> periodic;
+  std::vector<int> procs;
+};
+
+/// Seconds per cell of a weighted sum over `stencil`'s offsets on an
+/// interior of `extent` cells (the best of a few passes). Local.
+double measure_cell_seconds(const std::vector<int>& extent, const core::Stencil& stencil);
+
+/// The prediction for every depth 1..max_depth the width rule allows, over
+/// every rank of `layout` (maxima), and the best. Local; the same on every
+/// process given the same arguments. `element_bytes`: bytes per cell of the
+/// exchanged fields; `ports` as the halo's.
+DepthChoice predict_depths(const DepthLayout& layout, const core::Stencil& stencil,
+                           int element_bytes, int max_depth, int ports, const iso::CostModel& model,
+                           double cell_seconds);
+
+/// Collective over the decomposition's communicator: the cell rate measured
+/// on every rank (the slowest counts), the model `auto` uses there, and
+/// predict_depths; rank 0's choice on every rank.
 DepthChoice choose_depth(const core::Decomposition& decomposition, const core::Stencil& stencil,
                          int element_bytes, int max_depth, int ports);
 
