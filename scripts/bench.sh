@@ -30,6 +30,11 @@
 # autotune-tcp.csv, autotune.md, plots/ratios_*.png; appended to summary.md):
 # scripts/bench_autotune.sh, which also runs alone.
 #
+# Deep halos: time per step against halo.depth k and auto's pick, Jacobi 3-D
+# and Life 2-D at 8^3 and 32^3 cells per rank, shared memory and TCP
+# (depth/depth.csv, depth/depth.md; appended to summary.md):
+# scripts/bench_depth.sh, which also runs alone with the whole matrix.
+#
 # Environment: BUILD_DIR (default build), OPENMP_BUILD_DIR (default
 # build-openmp), NP (default 2), JOBS (default 2), MPIEXEC (default mpirun),
 # MPIEXEC_NUMPROC_FLAG (default -np; srun: -n), MPIEXEC_PREFLAGS.
@@ -49,7 +54,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    *) bench_option bench.sh 35 "$@"; shift "$bench_shift" ;;
+    *) bench_option bench.sh 40 "$@"; shift "$bench_shift" ;;
   esac
 done
 
@@ -198,6 +203,11 @@ fi
 AUTOTUNE=(--out "$OUT" --no-build)
 if ((QUICK)); then AUTOTUNE+=(--quick); fi
 run autotune env BUILD_DIR="$B" NP="$NP" bash scripts/bench_autotune.sh "${AUTOTUNE[@]}"
+# Deep halos: time per step against halo.depth and auto's pick (a reduced
+# matrix of scripts/bench_depth.sh, which also runs alone with every case).
+DEPTH_ARGS=(--out "$OUT/depth")
+if ((QUICK)); then DEPTH_ARGS+=(--quick); fi
+run depth env BUILD_DIR="$B" NPS="$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
 # The packed halo transport against the datatype one (same run, ratios).
 if ((QUICK)); then PACKED_SIZES=(--size3 8); PACKED_REPS=5; else PACKED_SIZES=(--size3 16 64); PACKED_REPS=40; fi
 run halo-packed "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" --cases jacobi27 "${PACKED_SIZES[@]}" \
@@ -219,5 +229,6 @@ if ((BACKENDS)); then
   { echo; cat "$OUT/backends.md"; } >>"$OUT/summary.md"
 fi
 { echo; cat "$OUT/autotune.md"; } >>"$OUT/summary.md"
+{ echo; echo "## Deep halos (halo.depth)"; echo; cat "$OUT/depth/depth.md"; } >>"$OUT/summary.md"
 END=$(date +%s)
 say "done: benchmarks $((RAN - BUILT)) s, whole run $((END - START)) s; $OUT/summary.md, plots in $OUT/plots"

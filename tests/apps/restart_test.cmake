@@ -13,6 +13,8 @@
 #   cmake -DMPIEXEC=... -DPREFLAGS=a|b -DEXE=... -DDECK=... -DH5DIFF=... -DWORK=dir
 #         -DFIELD=u -DSTEPS=60 -DCHECKPOINT=30 -DNP_FIRST=2 -DNP_SECOND=3 [-DCRASH_AT=40]
 #         [-DSIGNAL=USR1 -DSIGNAL_RC=3 -DPYTHON=python3 -DSIGNAL_STOP=signal_stop.py]
+#         [-DB_SETS=--set|halo.depth=3]  (run B only: its first part and, through
+#         the checkpoint's deck, the restart)
 #         -P restart_test.cmake
 set(required MPIEXEC EXE DECK H5DIFF WORK FIELD STEPS NP_FIRST NP_SECOND)
 if(DEFINED SIGNAL)
@@ -46,6 +48,7 @@ function(run_driver label expect_ok)
 endfunction()
 
 set(common --set output.every=0 --set halo.validate_every=0)
+string(REPLACE "|" ";" b_sets "${B_SETS}")
 macro(run_uninterrupted)
   run_driver("A: ${NP_FIRST} ranks, steps 0 -> ${STEPS}" ON
     "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common} ${extra}
@@ -59,7 +62,7 @@ if(DEFINED SIGNAL)
   execute_process(
     COMMAND "${PYTHON}" "${SIGNAL_STOP}" --signal ${SIGNAL} --expect-rc ${SIGNAL_RC}
             --summary "b/${name}.summary.json" --step-file stopped_step --
-            "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" ${common} ${extra}
+            "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" ${common} ${extra} ${b_sets}
             --set run.steps=1000000000 --set run.residual_every=1000000000 --set output.dir=b
     WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 180)
   message("--- B: ${NP_FIRST} ranks, stopped by SIG${SIGNAL}: exit ${rc}\n${out}${err}")
@@ -76,14 +79,14 @@ if(DEFINED SIGNAL)
 elseif(DEFINED CRASH_AT)
   run_driver("B: ${NP_FIRST} ranks, killed while writing the checkpoint of step ${CRASH_AT}" OFF
     "${CMAKE_COMMAND}" -E env ISOSTENCIL_TEST_ABORT_CHECKPOINT=${CRASH_AT}
-    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
+    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common} ${b_sets}
     --set run.steps=${STEPS} --set output.checkpoint_every=${CHECKPOINT} --set output.dir=b)
   if(NOT EXISTS "${WORK}/b/${name}.checkpoint.h5.tmp")
     list(APPEND failures "the killed run left no temporary checkpoint (b/${name}.checkpoint.h5.tmp)")
   endif()
 else()
   run_driver("B: ${NP_FIRST} ranks, steps 0 -> ${CHECKPOINT}, checkpoint" ON
-    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common}
+    "${MPIEXEC}" -n ${NP_FIRST} ${preflags} "${EXE}" run "${DECK}" --quiet ${common} ${b_sets}
     --set run.steps=${CHECKPOINT} --set output.checkpoint_every=${CHECKPOINT} --set output.dir=b)
 endif()
 run_driver("B: ${NP_SECOND} ranks, restart -> ${STEPS}" ON

@@ -66,7 +66,8 @@ std::string Deck::effective_toml() const {
         case DeckValueKind::integers: out << list(v.integers, integer); break;
         case DeckValueKind::floats: out << list(v.floats, real); break;
         case DeckValueKind::booleans: out << list(v.booleans, boolean); break;
-        case DeckValueKind::offsets: break;  // refused at registration
+        case DeckValueKind::offsets:  // refused at registration
+        case DeckValueKind::integer_or_auto: break;
       }
       out << "\n";
     }
@@ -93,6 +94,7 @@ std::string Deck::effective_toml() const {
   out << "\n[halo]\nalgorithm = " << quoted(halo.algorithm)
       << "\nvalidate_every = " << halo.validate_every << "\nports = " << halo.ports
       << "\ntransport = " << quoted(halo.transport)
+      << "\ndepth = " << (halo.depth_auto ? quoted("auto") : std::to_string(halo.depth))
       << "\ngpu_aware_mpi = " << boolean(halo.gpu_aware_mpi) << "\n";
   out << "\n[output]\ndir = " << quoted(output.dir) << "\nname = " << quoted(output.name)
       << "\nformat = " << quoted(output.format) << "\n";

@@ -229,6 +229,14 @@ void DeckParser::read_values(const toml::table& root) {
         else
           wrong("an integer");
         break;
+      case Kind::integer_or_auto:
+        if (node->is_integer())
+          value.integer = static_cast<long>(node->as_integer()->get());
+        else if (node->is_string())
+          value.string = node->as_string()->get();
+        else
+          wrong("an integer or \"auto\"");
+        break;
       case Kind::floating:
         if (node->is_number())
           value.floating = node->value<double>().value();

@@ -41,6 +41,7 @@ void check_default(const std::string& where, const std::string& dotted, const De
       case Kind::floating: ok = node.is_number(); break;
       case Kind::boolean: ok = node.is_boolean(); break;
       case Kind::string: ok = node.is_string(); break;
+      case Kind::integer_or_auto: ok = node.is_integer() || node.is_string(); break;
       case Kind::integers: ok = all([](const toml::node& n) { return n.is_integer(); }); break;
       case Kind::floats: ok = all([](const toml::node& n) { return n.is_number(); }); break;
       case Kind::booleans: ok = all([](const toml::node& n) { return n.is_boolean(); }); break;
@@ -99,8 +100,9 @@ void register_deck_kernel(const DeckKernel& kernel) {
       if (shared->kind != parameter.kind)
         throw iso::Error(where + ": " + dotted + " is a key of another kernel already (" +
                          shared->applies_text() + "); choose another name");
-    if (parameter.kind == Kind::offsets)
-      throw iso::Error(where + ": " + dotted + ": offset lists are not a parameter kind");
+    if (parameter.kind == Kind::offsets || parameter.kind == Kind::integer_or_auto)
+      throw iso::Error(where + ": " + dotted + ": " + to_string(parameter.kind) +
+                       " is not a parameter kind");
     check_default(where, dotted, parameter);
     keys.push_back({"kernel", parameter.key, parameter.kind,
                     parameter.default_text.empty() ? parameter.default_value : parameter.default_text,

@@ -320,6 +320,19 @@ void DeckParser::resolve() {
   d.halo.ports = int_or("halo.ports", 0);
   check_at_least("halo.ports", d.halo.ports, 0);
   if (d.halo.ports > 1000000) error_at("halo.ports", "halo.ports = " + std::to_string(d.halo.ports) + " is out of range; allowed: 0 to 1000000");
+  if (const RawValue* depth = raw("halo.depth"); depth && depth->string) {
+    d.halo.depth_auto = *depth->string == "auto";
+    if (!d.halo.depth_auto)
+      error_at("halo.depth", "halo.depth = " + quoted(*depth->string) +
+                                 " is not allowed; allowed: an integer from 1 to " +
+                                 std::to_string(max_halo_depth) + ", or \"auto\"");
+  } else {
+    d.halo.depth = int_or("halo.depth", 1);
+    if (d.halo.depth < 1 || d.halo.depth > max_halo_depth)
+      error_at("halo.depth", "halo.depth = " + std::to_string(d.halo.depth) +
+                                 " is out of range; allowed: 1 to " +
+                                 std::to_string(max_halo_depth) + ", or \"auto\"");
+  }
   const RawValue* gpu_aware = raw("halo.gpu_aware_mpi");
   d.halo.gpu_aware_mpi = gpu_aware && gpu_aware->boolean ? *gpu_aware->boolean : false;
 

@@ -117,6 +117,13 @@ std::vector<DeckKey> make_schema() {
        "messages in flight each way at once: rounds that do not depend on each other are "
        "posted together, at most this many (1: one round at a time)",
        {}},
+      {"halo", "depth", Kind::integer_or_auto, "1", "1 to 8, or \"auto\"",
+       "deep halos: ghost layers `depth` times as wide as the stencil's, exchanged once every "
+       "`depth` steps; the steps between update shrinking boxes over the ghost region "
+       "(redundant work instead of messages; results bit-identical to depth 1). auto: the cost "
+       "model picks the depth with the lowest predicted time per step (the run header says "
+       "which and why)",
+       {}},
       {"halo", "gpu_aware_mpi", Kind::boolean, "false", "true, false",
        "the MPI library reads device memory: device buffers go to MPI unstaged (then algorithm "
        "must be mpi); no effect on host memory",
@@ -175,6 +182,7 @@ const char* to_string(DeckValueKind kind) {
     case Kind::floating: return "float";
     case Kind::boolean: return "boolean";
     case Kind::string: return "string";
+    case Kind::integer_or_auto: return "integer or \"auto\"";
     case Kind::integers: return "integer list";
     case Kind::floats: return "float list";
     case Kind::booleans: return "boolean list";

@@ -135,6 +135,39 @@ void check_decomposition(const Deck& deck, int num_procs) {
                     std::to_string(iso::max_halo_reach) +
                     " processes away: use fewer ranks, a larger extent or a smaller radius");
   }
+  // Deep halos: the ghost region of depth k is k times as wide.
+  if (deck.halo.depth_auto || deck.halo.depth == 1) return;
+  const auto misfit = [&](long depth) {
+    for (int j = 0; j < dims; ++j) {
+      const auto u = static_cast<std::size_t>(j);
+      const int width = static_cast<int>(depth) * std::max(widths.lo[u], widths.hi[u]);
+      const int p = process_dims[u];
+      if (iso::halo_misfit_dimension(iso::HaloWidths{{width}, {width}}, {p}, {deck.grid.periodic[u]},
+                                     {deck.grid.extent[u] / p}) == 0)
+        return j;
+    }
+    return -1;
+  };
+  if (const int j = misfit(deck.halo.depth); j >= 0) {
+    long allowed = deck.halo.depth - 1;
+    while (allowed > 1 && misfit(allowed) >= 0) --allowed;
+    const auto u = static_cast<std::size_t>(j);
+    const int p = process_dims[u];
+    deck.fail("halo.depth",
+              "halo.depth = " + std::to_string(deck.halo.depth) + " makes the ghost region " +
+                  std::to_string(deck.halo.depth * std::max(widths.lo[u], widths.hi[u])) +
+                  " cells wide in dimension " + std::to_string(j) + ", which reaches " +
+                  std::to_string(iso::halo_reach(
+                      static_cast<int>(deck.halo.depth) * std::max(widths.lo[u], widths.hi[u]),
+                      deck.grid.extent[u] / p)) +
+                  " processes away, more than the " + std::to_string(iso::max_halo_reach) +
+                  " the width rule allows (smallest subdomain " +
+                  std::to_string(deck.grid.extent[u] / p) + " cells: grid.extent[" +
+                  std::to_string(j) + "] = " + std::to_string(deck.grid.extent[u]) + " over " +
+                  std::to_string(p) + (p == 1 ? " process" : " processes") + "); allowed with " + std::to_string(num_procs) +
+                  " rank" + (num_procs == 1 ? "" : "s") + ": 1 to " + std::to_string(allowed) +
+                  ", or \"auto\"");
+  }
 }
 
 }  // namespace isostencil::deck

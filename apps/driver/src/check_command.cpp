@@ -7,6 +7,7 @@
 // or 2 and the errors (rank 0 prints them; every rank exits with 2, as in
 // `run`).
 #include "command.hpp"
+#include "isostencil/driver/depth_choice.hpp"
 #include "isostencil/driver/run.hpp"
 
 #include "isostencil/deck/checks.hpp"
@@ -106,6 +107,7 @@ public:
             deck.output.format == "hdf5" ? deck.output_path(".h5") : std::string("none"));
         std::cout << subdomain_summary(deck, procs);
         std::cout << halo_reach_summary(deck, procs);
+        std::cout << depth_summary(deck, procs);
         if (effective_) std::cout << "\n" << deck.effective_toml();
       }
       return 0;
@@ -116,6 +118,41 @@ public:
   }
 
 private:
+  // halo.depth and what each depth would cost per step (depth_choice.hpp),
+  // priced by the model a one-process run would use, the cell rate measured
+  // here on the largest subdomain. Skipped for meshes past 512 ranks (the
+  // prediction evaluates every rank of a mesh, one of a torus).
+  static std::string depth_summary(const deck::Deck& deck, const std::vector<int>& procs) {
+    driver::DepthLayout layout{deck.grid.extent, deck.grid.periodic, procs};
+    long ranks = 1;
+    std::vector<int> largest;
+    for (std::size_t j = 0; j < procs.size(); ++j) {
+      ranks *= procs[j];
+      const long n = deck.grid.extent[j];
+      largest.push_back(static_cast<int>(n / procs[j] + (n % procs[j] > 0 ? 1 : 0)));
+    }
+    const std::string requested =
+        deck.halo.depth_auto ? std::string("auto") : std::to_string(deck.halo.depth);
+    bool torus = true;
+    for (const bool p : deck.grid.periodic) torus = torus && p;
+    if (!torus && ranks > 512) return "  depth    " + requested + "\n";
+    try {
+      const core::Stencil stencil = deck.make_stencil();
+      const driver::DepthChoice choice = driver::predict_depths(
+          layout, stencil, deck.kernel.name == "life" ? 1 : 8, static_cast<int>(deck::max_halo_depth),
+          static_cast<int>(deck.halo.ports), iso::CostModel::for_comm(MPI_COMM_SELF),
+          driver::measure_cell_seconds(largest, stencil));
+      std::string table;
+      for (std::size_t k = 0; k < choice.per_step.size(); ++k)
+        table += fmt::format("{}k={} {:.1f}", k ? ", " : "", k + 1, choice.per_step[k] * 1e6);
+      return fmt::format("  depth    {}; predicted us per step: {}; auto would pick k = {} (cost model {}, "
+                         "cells at {:.2f} ns, measured here)\n",
+                         requested, table, choice.depth, choice.model_note, choice.cell_seconds * 1e9);
+    } catch (const iso::Error& error) {
+      return "  depth    " + requested + " (no prediction: " + error.what() + ")\n";
+    }
+  }
+
   // The block decomposition's subdomains (the first n % p processes of a
   // dimension get one cell more) and the cells each rank holds.
   static std::string subdomain_summary(const deck::Deck& deck, const std::vector<int>& procs) {

@@ -47,7 +47,7 @@ public:
   using Field = core::Field<double, D>;
 
   AdvectionModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
-      : deck_(*setup.deck), grid_(make_grid<D>(deck_, std::move(decomposition), deck_.make_stencil())) {
+      : deck_(*setup.deck), grid_(make_grid<D>(deck_, std::move(decomposition), deck_.make_stencil(), setup.depth)) {
     double speed = 0.0;
     for (const double v : deck_.kernel.floats("velocity")) speed += std::fabs(v);
     dt_ = deck_.kernel.floating("courant") / speed;
@@ -88,7 +88,7 @@ public:
   }
 
   const core::Decomposition& decomposition() const { return grid_.decomposition(); }
-  std::string stencil_text() const { return grid_.stencil().describe(); }
+  std::string stencil_text() const { return stencil_and_depth<D>(grid_); }
   std::string describe() const {
     std::string velocity;
     for (const double v : deck_.kernel.floats("velocity"))
@@ -99,13 +99,7 @@ public:
   }
   std::vector<std::string> fields() const { return {"u"}; }
 
-  kernels::UpdateTimes advance(long steps) {
-    kernels::UpdateTimes total;
-    for (long s = 0; s < steps; ++s) {
-      total += update_->advance();
-    }
-    return total;
-  }
+  kernels::UpdateTimes advance(long steps) { return update_->advance(steps); }
 
   Metric measure(long) {
     last_ = field_stats<D>(grid_, update_->input());

@@ -94,6 +94,7 @@ void print_header(const Setup& setup, const core::Decomposition& decomposition,
   out += fmt::format("  grid     {}\n", grid_text(decomposition));
   out += fmt::format("  space    {} ({})\n", space_text(), kokkos_description());
   out += fmt::format("  stencil  {}\n", stencil);
+  if (!setup.depth_note.empty()) out += fmt::format("  depth    {}\n", setup.depth_note);
   out +=
       fmt::format("  halo     {} -> {}{}; overlap {}\n", deck.halo.algorithm, algorithm,
                   deck.halo.validate_every > 0
@@ -210,7 +211,11 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
                   {"validations", report.validations},
                   {"validated_ghost_cells", report.validated_cells},
                   {"ok", report.validation_ok},
-                  {"mismatch", report.validation_message}};
+                  {"mismatch", report.validation_message},
+                  {"depth", setup.depth > 0 ? static_cast<long>(setup.depth) : deck.halo.depth},
+                  {"depth_requested", deck.halo.depth_auto ? nlohmann::ordered_json("auto")
+                                                           : nlohmann::ordered_json(deck.halo.depth)},
+                  {"depth_choice", setup.depth_note}};
   json["output"] = {{"h5", report.h5_path},
                     {"xmf", report.xmf_path},
                     {"xdmf_note", report.xdmf_note},

@@ -30,7 +30,7 @@ public:
   JacobiModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : setup_(setup),
         deck_(*setup.deck),
-        grid_(make_grid<D>(deck_, std::move(decomposition), jacobi_stencil(deck_, D))) {
+        grid_(make_grid<D>(deck_, std::move(decomposition), jacobi_stencil(deck_, D), setup.depth)) {
     Field u = grid_.template make_field<double>("u");
     if (setup.restart) {
       setup.restart->read("u", grid_, u);
@@ -63,7 +63,7 @@ public:
   }
 
   const core::Decomposition& decomposition() const { return grid_.decomposition(); }
-  std::string stencil_text() const { return grid_.stencil().describe(); }
+  std::string stencil_text() const { return stencil_and_depth<D>(grid_); }
   std::string describe() const {
     std::string weights =
         deck_.stencil.weights.empty()

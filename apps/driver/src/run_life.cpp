@@ -63,7 +63,9 @@ public:
   LifeModel(const Setup& setup, std::shared_ptr<const core::Decomposition> decomposition)
       : deck_(*setup.deck),
         rule_(parse_rule(deck_, D)),
-        life_(std::move(decomposition), rule_, kernels::LifeOptions{deck_.run.overlap, halo_options(deck_)}) {
+        life_(checked_depth<D>(deck_, decomposition, core::Stencil::box(D, 1), setup.depth), rule_,
+              kernels::LifeOptions{deck_.run.overlap, halo_options(deck_),
+                                   setup.depth > 0 ? setup.depth : deck_depth(deck_)}) {
     if (setup.restart) {
       typename kernels::Life<D>::Cells cells = life_.cells();
       setup.restart->read("cells", life_.grid(), cells);
@@ -77,7 +79,7 @@ public:
   }
 
   const core::Decomposition& decomposition() const { return life_.grid().decomposition(); }
-  std::string stencil_text() const { return life_.grid().stencil().describe(); }
+  std::string stencil_text() const { return stencil_and_depth<D>(life_.grid()); }
   std::string describe() const {
     std::string init = deck_.init.type;
     if (deck_.init.type == "random")

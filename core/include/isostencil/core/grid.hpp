@@ -80,10 +80,17 @@ public:
   /// Collective over the decomposition's communicator (checks that all ranks
   /// pass the same stencil). Throws iso::Error, the same on every rank, when
   /// dimensions differ or a halo is wider than a neighbor's subdomain.
-  Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil)
+  /// `depth` k >= 1: the ghost region holds what k updates in a row read
+  /// (the stencil repeated k times, halo_stencil()), so one exchange serves k
+  /// updates over shrinking boxes (docs/design/halo-exchange.md#deep-halos).
+  Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil, int depth = 1)
       : decomposition_(std::move(decomposition)),
         stencil_(std::move(stencil)),
-        geometry_(detail::grid_geometry("isostencil::core::Grid", *decomposition_, stencil_, D)),
+        depth_(checked_depth(depth)),
+        halo_stencil_(stencil_.repeated(depth_)),
+        geometry_(
+            detail::grid_geometry("isostencil::core::Grid", *decomposition_, halo_stencil_, D)),
+        reach_(stencil_.geometry().widths),
         patterns_(std::make_shared<detail::HaloPatterns>()) {
     for (int j = 0; j < D; ++j) {
       ghost_lo_[j] = geometry_.widths.lo[j];
@@ -94,24 +101,38 @@ public:
       global_offset_[j] = decomposition_->global_offset()[j];
     }
   }
-  Grid(Decomposition&& decomposition, Stencil stencil)
-      : Grid(std::make_shared<const Decomposition>(std::move(decomposition)), std::move(stencil)) {}
+  Grid(Decomposition&& decomposition, Stencil stencil, int depth = 1)
+      : Grid(std::make_shared<const Decomposition>(std::move(decomposition)), std::move(stencil),
+             depth) {}
   /// Decomposes `global_extent` over `comm`; zero entries of `process_dims`
   /// are chosen by MPI_Dims_create.
   Grid(MPI_Comm comm, const global_index& global_extent, const std::array<bool, D>& periodic,
-       Stencil stencil, const std::array<int, D>& process_dims = {})
+       Stencil stencil, const std::array<int, D>& process_dims = {}, int depth = 1)
       : Grid(std::make_shared<const Decomposition>(
                  comm, std::vector<long>(global_extent.begin(), global_extent.end()),
                  std::vector<bool>(periodic.begin(), periodic.end()),
                  std::vector<int>(process_dims.begin(), process_dims.end())),
-             std::move(stencil)) {}
+             std::move(stencil), depth) {}
+
+  /// The same decomposition and stencil with halos of depth `depth`
+  /// (collective, as the constructor).
+  Grid with_depth(int depth) const { return Grid(decomposition_, stencil_, depth); }
 
   static constexpr int dims() { return D; }
   const Decomposition& decomposition() const { return *decomposition_; }
   const std::shared_ptr<const Decomposition>& shared_decomposition() const {
     return decomposition_;
   }
+  /// The kernel's stencil (what one update reads).
   const Stencil& stencil() const { return stencil_; }
+  /// Updates one exchange serves (1: an exchange before every update).
+  int depth() const { return depth_; }
+  /// stencil().repeated(depth()): what depth() updates read, the stencil
+  /// the ghost region and the halo pattern are made for.
+  const Stencil& halo_stencil() const { return halo_stencil_; }
+  /// The ghost widths of one update (stencil().geometry().widths): how far
+  /// each substep box of a deep halo grows per remaining substep.
+  const iso::HaloWidths& reach() const { return reach_; }
   MPI_Comm comm() const { return decomposition_->comm(); }
 
   /// Interior cells owned here, ghost widths below and above, field extents.
@@ -122,8 +143,8 @@ public:
   const global_index& global_extent() const { return global_extent_; }
   /// Global index of the first interior cell.
   const global_index& global_offset() const { return global_offset_; }
-  /// The stencil's halo geometry, computed once: ghost widths, ghost
-  /// directions e and neighborhood v = -e.
+  /// The halo geometry of halo_stencil(), computed once: ghost widths, ghost
+  /// directions e and neighborhood v = -e (at depth 1, the stencil's).
   const iso::HaloGeometry& geometry() const { return geometry_; }
   /// Ghost directions e the stencil reads (its halo neighborhood is -e).
   const iso::OffsetList& directions() const { return geometry_.directions; }
@@ -276,10 +297,18 @@ public:
   std::string describe() const {
     std::ostringstream text;
     text << D << "-D grid: " << decomposition_->describe() << "; stencil " << stencil_.describe();
+    if (depth_ > 1) text << "; halo depth " << depth_ << " (" << halo_stencil_.describe() << ")";
     return text.str();
   }
 
 private:
+  static int checked_depth(int depth) {
+    if (depth < 1)
+      throw iso::Error("isostencil::core::Grid: halo depth must be >= 1, got " +
+                       std::to_string(depth));
+    return depth;
+  }
+
   template <class T, class... Properties, std::size_t... I>
   Field<T, D, Properties...> make_field_impl(const std::string& name,
                                              std::index_sequence<I...>) const {
@@ -382,7 +411,10 @@ private:
 
   std::shared_ptr<const Decomposition> decomposition_;
   Stencil stencil_;
+  int depth_ = 1;
+  Stencil halo_stencil_;
   iso::HaloGeometry geometry_;
+  iso::HaloWidths reach_;
   std::shared_ptr<detail::HaloPatterns> patterns_;  // shared by copies of the grid
   local_index interior_{}, ghost_lo_{}, ghost_hi_{}, field_extent_{};
   global_index global_extent_{}, global_offset_{};

@@ -43,6 +43,13 @@ public:
   const std::string& name() const { return name_; }
   /// The same offsets with weights (one per offset).
   Stencil with_weights(std::vector<double> weights) const;
+  /// The k-fold Minkowski sum c1 + ... + ck of the offsets (each distinct
+  /// sum once, in lexicographic order; no weights; named "<name> xk"): what k updates in a row
+  /// read around a cell, hence the ghost region of a grid of depth k
+  /// (docs/design/halo-exchange.md#deep-halos). Its widths are k times this
+  /// stencil's; a star's reads edges and corners from k = 2 on. k = 1 gives
+  /// this stencil itself. Throws iso::Error for k < 1.
+  Stencil repeated(int k) const;
 
   /// The halo the offsets need: ghost widths per dimension and side, ghost
   /// directions read and the neighborhood (iso::stencil_geometry, computed on

@@ -17,6 +17,12 @@
 // and the exchange never touches them; the solver's second field starts as a
 // copy of `u`, so both fields carry them (see set_dirichlet_ghosts()).
 //
+// Deep halos: on a grid of depth k (core::Grid's depth) one exchange serves a
+// block of up to k sweeps over the shrinking substep boxes of substeps.hpp;
+// run(n) and solve() cut the last block short, so every sweep count, residual
+// and iterate is that of depth 1, bit for bit. A source field is exchanged
+// once at construction (the boxes read it in the ghost region).
+//
 // Each of the two fields has its own persistent halo exchange, made once and
 // bound to the grid's one halo pattern (halo() is the current one); a sweep
 // reads one and writes the other, then they swap. Overlap (default on):
@@ -47,6 +53,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <string>
@@ -113,7 +120,8 @@ UpdateTimes apply_stencil(const core::Grid<D>& grid, core::HaloExchange& halo,
 /// Writes value(global index) into every ghost cell of `field` that lies
 /// beyond the global boundary in some non-periodic dimension (the Dirichlet
 /// cells; corners included), on the host. `value` is called with a
-/// std::array<long, D> of global indices (-1 .. N in the boundary dimensions).
+/// std::array<long, D> of global indices (below 0 or >= N in the boundary
+/// dimensions, wrapped into [0, N) in the periodic ones).
 template <int D, class View, class Value>
 void set_dirichlet_ghosts(const core::Grid<D>& grid, const View& field, const Value& value) {
   const char* where = "isostencil::kernels::set_dirichlet_ghosts";
@@ -130,12 +138,17 @@ void set_dirichlet_ghosts(const core::Grid<D>& grid, const View& field, const Va
       local[j] = static_cast<int>(rest % static_cast<std::size_t>(extent[j]));
       rest /= static_cast<std::size_t>(extent[j]);
     }
-    const auto global = grid.to_global(local);
+    auto global = grid.to_global(local);
     bool boundary = false;
     for (int j = 0; j < D; ++j)
       boundary =
           boundary || (!periodic[j] && (global[j] < 0 || global[j] >= grid.global_extent()[j]));
-    if (boundary) host.data()[linear] = value(global);
+    if (!boundary) continue;
+    // A periodic dimension's ghost stands for the cell it wraps to (deep
+    // halos update such cells next to the boundary and read their values).
+    for (int j = 0; j < D; ++j)
+      if (periodic[j]) global[j] = *grid.wrap(j, global[j]);
+    host.data()[linear] = value(global);
   }
   Kokkos::deep_copy(field, host);
 }
@@ -185,6 +198,13 @@ public:
     halos_.reserve(2);
     halos_.push_back(grid_.halo_exchange(fields_[0], options_.halo));
     halos_.push_back(grid_.halo_exchange(fields_[1], options_.halo));
+    // Deep halos update ghost cells too, which read f there: one exchange
+    // makes the source valid in the ghost region (it does not change).
+    if (grid_.depth() > 1 && source_.data() != nullptr) {
+      core::HaloExchange source_halo = grid_.halo_exchange(source_, options_.halo);
+      source_halo.start();
+      source_halo.wait();
+    }
   }
 
   /// Sweeps until a tolerance is met or max_sweeps; see JacobiOptions.
@@ -227,11 +247,18 @@ private:
     JacobiSummary summary;
     const double start = MPI_Wtime();
     double first_l2 = -1;
+    // Blocks of depth() sweeps per exchange (the last one shorter, so that
+    // `sweeps` are done exactly); `left` sweeps of the block follow this one.
+    int left = 0;
     for (long s = 0; s < sweeps; ++s) {
+      const bool first_of_block = left == 0;
+      if (first_of_block)
+        left = static_cast<int>(std::min<long>(grid_.depth(), sweeps - s));
+      --left;
       const bool measure =
           options_.residual_every > 0 && sweeps_done_ % options_.residual_every == 0;
       ResidualSums local;
-      const UpdateTimes times = sweep(measure, local);
+      const UpdateTimes times = sweep(measure, local, first_of_block, left);
       summary.kernel_seconds += times.kernel;
       summary.halo_seconds += times.halo;
       ++summary.sweeps;
@@ -264,19 +291,27 @@ private:
 
   enum class Kernel { star, box, terms };
 
-  UpdateTimes sweep(bool with_residual, ResidualSums& norms) {
-    if (op_.uniform_star) return sweep_with<Kernel::star>(with_residual, norms);
-    if (op_.box_by_class) return sweep_with<Kernel::box>(with_residual, norms);
-    return sweep_with<Kernel::terms>(with_residual, norms);
+  /// One sweep: a substep of a block (substeps.hpp); `exchange` for the
+  /// block's first, `growth` sweeps of the block after this one.
+  UpdateTimes sweep(bool with_residual, ResidualSums& norms, bool exchange, int growth) {
+    const Substep step{exchange, growth};
+    if (op_.uniform_star) return sweep_with<Kernel::star>(with_residual, norms, step);
+    if (op_.box_by_class) return sweep_with<Kernel::box>(with_residual, norms, step);
+    return sweep_with<Kernel::terms>(with_residual, norms, step);
   }
 
+  struct Substep {
+    bool exchange = true;
+    int growth = 0;
+  };
+
   template <Kernel K>
-  UpdateTimes sweep_with(bool with_residual, ResidualSums& norms) {
+  UpdateTimes sweep_with(bool with_residual, ResidualSums& norms, const Substep& step) {
     if (source_.data() != nullptr)
-      return with_residual ? run_sweep<true>(sweep_functor<K, true, true>(), norms)
-                           : run_sweep<false>(sweep_functor<K, true, false>(), norms);
-    return with_residual ? run_sweep<true>(sweep_functor<K, false, true>(), norms)
-                         : run_sweep<false>(sweep_functor<K, false, false>(), norms);
+      return with_residual ? run_sweep<true>(sweep_functor<K, true, true>(), norms, step)
+                           : run_sweep<false>(sweep_functor<K, true, false>(), norms, step);
+    return with_residual ? run_sweep<true>(sweep_functor<K, false, true>(), norms, step)
+                         : run_sweep<false>(sweep_functor<K, false, false>(), norms, step);
   }
 
   /// Kernel K of the next sweep: reads the current iterate, writes the other.
@@ -313,13 +348,14 @@ private:
   }
 
   template <bool WithResidual, class Functor>
-  UpdateTimes run_sweep(const Functor& functor, ResidualSums& norms) {
+  UpdateTimes run_sweep(const Functor& functor, ResidualSums& norms, const Substep& step) {
     UpdateTimes times;
+    core::HaloExchange* halo = step.exchange ? &halos_[current_] : nullptr;
     if constexpr (WithResidual)
-      times = apply_reduce_with_halo<D>(space_, sweep_residual_plan_, halos_[current_],
-                                        options_.overlap, functor, norms);
+      times = apply_reduce_substep<D>(space_, sweep_residual_plan_, halo, options_.overlap,
+                                      step.growth, functor, norms);
     else
-      times = apply_with_halo<D>(space_, sweep_plan_, halos_[current_], options_.overlap, functor);
+      times = apply_substep<D>(space_, sweep_plan_, halo, options_.overlap, step.growth, functor);
     current_ = 1 - current_;
     ++sweeps_done_;
     return times;

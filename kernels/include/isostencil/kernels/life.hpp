@@ -3,7 +3,8 @@
 // boundaries, cells as bytes (0 dead, 1 alive), two fields swapped each
 // generation with one persistent halo exchange each (both bound to the grid's
 // halo pattern; halo() is the current one), the update overlapped with the
-// exchange through apply_with_halo.
+// exchange through apply_with_halo. With LifeOptions::depth k, one exchange
+// serves up to k generations (substeps.hpp), the same cells as depth 1.
 //
 //   auto rule = isostencil::kernels::LifeRule("B3/S23", 2);
 //   isostencil::kernels::Life<2> life(MPI_COMM_WORLD, {64, 64}, {true, true}, rule);
@@ -33,6 +34,7 @@
 #include <mpi.h>
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -151,6 +153,10 @@ struct LifeOptions {
   bool overlap = true;
   /// Algorithm and verification of the two persistent halo exchanges.
   core::HaloOptions halo = {};
+  /// Generations per exchange (deep halos, update.hpp/substeps.hpp): ghost
+  /// layers `depth` cells wide, exchanged once every `depth` generations.
+  /// The same cells as depth 1 at every generation.
+  int depth = 1;
 };
 
 namespace detail {
@@ -293,7 +299,7 @@ public:
 
   Life(std::shared_ptr<const core::Decomposition> decomposition, const LifeRule& rule,
        const LifeOptions& options = {})
-      : grid_(std::move(decomposition), core::Stencil::box(D, 1)),
+      : grid_(std::move(decomposition), core::Stencil::box(D, 1), options.depth),
         rule_(checked_rule(rule)),
         table_(detail::LifeTable<D>::from(rule)),
         options_(options),
@@ -337,13 +343,19 @@ public:
   /// The algorithm the exchanges run (automatic resolved).
   iso::Algorithm algorithm() const { return halo().algorithm(); }
 
-  /// Advances `generations` generations (collective).
+  /// Advances `generations` generations (collective): one exchange per
+  /// block of up to depth generations, the last block shorter.
   UpdateTimes step(int generations = 1) {
     UpdateTimes total;
+    int left = 0;  // generations of the block after this one
     for (int g = 0; g < generations; ++g) {
+      const bool exchange = left == 0;
+      if (exchange) left = std::min(grid_.depth(), generations - g);
+      --left;
       const detail::LifeUpdate<D> update{fields_[current_], fields_[1 - current_], stride_, table_};
-      const UpdateTimes times = apply_with_halo<D>(
-          space_, plan_, halos_[static_cast<std::size_t>(current_)], options_.overlap, update);
+      const UpdateTimes times = apply_substep<D>(
+          space_, plan_, exchange ? &halos_[static_cast<std::size_t>(current_)] : nullptr,
+          options_.overlap, left, update);
       total += times;
       current_ = 1 - current_;
       ++generation_;

@@ -54,6 +54,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <type_traits>
@@ -306,9 +307,13 @@ public:
     static_assert(!std::is_const_v<typename View::value_type>,
                   "the output is written: non-const Views");
     const char* where = "isostencil::kernels::make_stencil_update";
-    const std::vector<int> lo(grid_.ghost_lo().begin(), grid_.ghost_lo().end());
-    const std::vector<int> hi(grid_.ghost_hi().begin(), grid_.ghost_hi().end());
-    std::string error = detail::check_shape_fits(where, shape_, D, lo, hi, grid_.directions());
+    // The shape must fit what one update of the grid's stencil reads (its
+    // reach): the substep boxes of a deep grid grow by that reach.
+    const std::vector<int>& lo = grid_.reach().lo;
+    const std::vector<int>& hi = grid_.reach().hi;
+    std::string error = detail::check_shape_fits(
+        where, shape_, D, lo, hi,
+        grid_.depth() == 1 ? grid_.directions() : grid_.stencil().geometry().directions);
     if (error.empty()) error = detail::check_grid_field(grid_, where, "input", input);
     if (error.empty()) error = detail::check_grid_field(grid_, where, "output", output);
     if (error.empty() && input.data() == output.data())
@@ -357,6 +362,24 @@ public:
     const UpdateTimes times = apply();
     swap();
     return times;
+  }
+  /// `steps` updates, each followed by swap(): on a grid of depth k, one
+  /// exchange per block of up to k updates over the shrinking substep boxes
+  /// (substeps.hpp), the last block shorter; the same input() as `steps`
+  /// calls of advance(). Whatever else the kernel reads (coefficients,
+  /// sources in its captures) must be valid in the ghost region then.
+  UpdateTimes advance(long steps) {
+    UpdateTimes total;
+    int left = 0;  // updates of the block after this one
+    for (long s = 0; s < steps; ++s) {
+      const bool exchange = left == 0;
+      if (exchange) left = static_cast<int>(std::min<long>(grid_.depth(), steps - s));
+      --left;
+      total += apply_substep<D>(space_, plan_, exchange ? &halos_[current_] : nullptr,
+                                options_.overlap, left, cell_functor());
+      swap();
+    }
+    return total;
   }
   /// Runs the kernel on the cells of `box` (local indices) without any
   /// exchange: the input's ghost cells must already be current. Local.

@@ -10,7 +10,7 @@ namespace isostencil::deck {
 
 /// Checks the deck against a run on `num_procs` processes (not collective):
 /// the process grid MPI_Dims_create gives (grid.procs kept), at least one
-/// cell per process, no halo wider than the smallest subdomain. Throws
+/// cell per process, no halo reaching past the width rule (iso::max_halo_reach processes). Throws
 /// DeckError naming grid.procs, grid.extent or stencil.radius.
 void check_decomposition(const Deck& deck, int num_procs);
 

@@ -34,6 +34,10 @@
 
 namespace isostencil::deck {
 
+/// The largest halo.depth a deck may ask for (and the largest "auto" tries):
+/// the ghost region's offsets grow as depth^d.
+inline constexpr long max_halo_depth = 8;
+
 /// The resolved value of a registered kernel's parameter.
 struct DeckValue {
   DeckValueKind kind = DeckValueKind::floating;
@@ -124,6 +128,8 @@ struct Deck {
     long ports = 0;  ///< messages in flight each way (0: no limit)
     std::string transport = "auto";  ///< auto, datatypes, packed (core::HaloTransport)
     bool gpu_aware_mpi = false;
+    long depth = 1;           ///< updates per exchange (deep halos); see depth_auto
+    bool depth_auto = false;  ///< depth = "auto": the run chooses (depth is then 1 until it has)
   } halo;
 
   struct Output {

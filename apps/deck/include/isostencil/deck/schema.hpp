@@ -27,6 +27,7 @@ enum class DeckValueKind {
   floating,  ///< an integer is accepted too
   boolean,
   string,
+  integer_or_auto,  ///< an integer, or the string "auto"
   integers,  ///< an array of integers, or one integer meaning "the same in every dimension"
   floats,    ///< an array of numbers, or one number for every dimension
   booleans,  ///< an array of booleans, or one boolean for every dimension

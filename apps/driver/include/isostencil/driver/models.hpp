@@ -2,6 +2,7 @@
 // dispatch of a kernel's Model over the grid's dimension (1 to 4).
 #pragma once
 
+#include "isostencil/driver/depth_choice.hpp"
 #include "isostencil/driver/run.hpp"
 
 #include "isostencil/core/decomposition.hpp"
@@ -13,6 +14,8 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace isostencil::driver {
@@ -39,27 +42,89 @@ inline std::shared_ptr<const core::Decomposition> make_decomposition(const deck:
   }
 }
 
+/// The depth the run uses: the deck's halo.depth (1 where it is "auto").
+inline int deck_depth(const deck::Deck& deck) {
+  return deck.halo.depth_auto ? 1 : static_cast<int>(deck.halo.depth);
+}
+
 /// Collective. Grid errors (a halo wider than a subdomain: the same on every
-/// rank) become deck errors naming the stencil.
+/// rank) become deck errors naming the stencil, or halo.depth where only the
+/// depth makes the halo too wide (with the depths this grid allows).
+/// `depth` 0: the deck's halo.depth (1 where it is "auto").
 template <int D>
 core::Grid<D> make_grid(const deck::Deck& deck, std::shared_ptr<const core::Decomposition> decomposition,
-                        core::Stencil stencil) {
+                        core::Stencil stencil, int depth = 0) {
+  if (depth == 0) depth = deck_depth(deck);
+  std::optional<core::Grid<D>> shallow;
   try {
-    return core::Grid<D>(std::move(decomposition), std::move(stencil));
+    shallow.emplace(decomposition, stencil, 1);
   } catch (const iso::Error& error) {
     fail_with(deck, deck.where("stencil.radius").origin == "default" ? "stencil.shape" : "stencil.radius",
               error);
   }
+  if (depth == 1) return *shallow;
+  try {
+    return shallow->with_depth(depth);
+  } catch (const iso::Error& error) {
+    int allowed = depth - 1;  // the deepest halo the width rule accepts (1 does)
+    for (; allowed > 1; --allowed) {
+      try {
+        (void)shallow->with_depth(allowed);
+        break;
+      } catch (const iso::Error&) {
+      }
+    }
+    deck.fail("halo.depth", "halo.depth = " + std::to_string(depth) + " makes the ghost region too wide: " +
+                                error.what() + "; allowed with this grid and process count: 1 to " +
+                                std::to_string(allowed) + ", or \"auto\"");
+  }
+}
+
+/// The stencil as the run header and summary show it, with the halo depth
+/// where it is above 1: "star(d=3, r=1): 7 offsets, ...; halo depth 3 (one
+/// exchange per 3 steps, ghosts 3 3 3 / 3 3 3)".
+template <int D>
+std::string stencil_and_depth(const core::Grid<D>& grid) {
+  std::string text = grid.stencil().describe();
+  if (grid.depth() == 1) return text;
+  std::string lo, hi;
+  for (int j = 0; j < D; ++j) {
+    lo += (j ? " " : "") + std::to_string(grid.ghost_lo()[j]);
+    hi += (j ? " " : "") + std::to_string(grid.ghost_hi()[j]);
+  }
+  return text + "; halo depth " + std::to_string(grid.depth()) + " (one exchange per " +
+         std::to_string(grid.depth()) + " steps, ghosts " + lo + " / " + hi + ", " +
+         std::to_string(grid.directions().size()) + " directions)";
+}
+
+/// For kernels that make their grid themselves: checks through make_grid
+/// that the stencil and the deck's depth fit (deck errors otherwise) and
+/// returns the decomposition. Collective.
+template <int D>
+std::shared_ptr<const core::Decomposition> checked_depth(
+    const deck::Deck& deck, const std::shared_ptr<const core::Decomposition>& decomposition,
+    const core::Stencil& stencil, int depth = 0) {
+  (void)make_grid<D>(deck, decomposition, stencil, depth);
+  return decomposition;
 }
 
 template <class Model>
 int run_model(const Setup& setup) {
   const double start = MPI_Wtime();
   auto decomposition = make_decomposition(*setup.deck);
-  Model model(setup, std::move(decomposition));
+  Setup chosen = setup;
+  if (setup.deck->halo.depth_auto) {
+    const deck::Deck& deck = *setup.deck;
+    const DepthChoice choice =
+        choose_depth(*decomposition, deck.make_stencil(), deck.kernel.name == "life" ? 1 : 8,
+                     static_cast<int>(deck::max_halo_depth), static_cast<int>(deck.halo.ports));
+    chosen.depth = choice.depth;
+    chosen.depth_note = "auto: " + choice.text();
+  }
+  Model model(chosen, std::move(decomposition));
   // The state is in; the run may now write a checkpoint over this file.
   if (setup.restart) setup.restart->close();
-  return drive(model, setup, model.stencil_text(), MPI_Wtime() - start);
+  return drive(model, chosen, model.stencil_text(), MPI_Wtime() - start);
 }
 
 template <template <int> class Model>

@@ -57,6 +57,10 @@ struct Setup {
   core::CheckpointReader* restart = nullptr;
   std::string restart_path;
   long start_step = 0;
+  /// The halo depth the models use (0: the deck's halo.depth); set where
+  /// halo.depth = "auto" chose it, with the reason for the run header.
+  int depth = 0;
+  std::string depth_note;
 };
 
 /// One measurement of the state (the progress line shows `text`).

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Deep halos measured: time per step of `isostencil run` against halo.depth
+# k (one exchange per k steps), and what depth = "auto" picks, for Jacobi 3-D
+# 7-point and 27-point and Life 2-D, at several cells per rank, on shared
+# memory and over TCP loopback (Open MPI: --mca btl tcp,self). Every row is
+# one run's summary (timings.per_step_s, the maximum over ranks); the
+# comparisons that matter are ratios within one invocation, on one machine.
+#
+#   scripts/bench_depth.sh [--out DIR] [--quick]
+#
+#   --out DIR   output folder (default bench-results/depth-<UTC date-time>):
+#               depth.csv (kernel,transport,np,side,cells_per_rank,depth,
+#               chosen,per_step_s) and depth.md (per case: the best k and its
+#               speed-up over k = 1, auto's pick and its ratio to the best)
+#   --quick     one case: Jacobi 3-D 7-point, 8^3 per rank, np 2, shared
+#               memory, k = 1, 2, 4, 8 and auto
+#
+# Environment: BUILD_DIR (default build; needs its apps/isostencil),
+# NPS (default "2 4"), SIDES (cells per rank per dimension of the 3-D cases,
+# default "4 8 16 32"; Life 2-D gets the same cells per rank), DEPTHS
+# (default "1 2 3 4 6 8"), TRANSPORTS (default "shm tcp"), CASES (default
+# "jacobi3d7 jacobi3d27 life2d"), STEPS (default 400), MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/mpi-launcher.sh
+source scripts/mpi-launcher.sh
+
+OUT=""
+QUICK=0
+while (($# > 0)); do
+  case "$1" in
+    --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
+    --out=*) OUT="${1#--out=}"; shift ;;
+    --quick) QUICK=1; shift ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench_depth.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+BUILD_DIR="${BUILD_DIR:-build}"
+EXE="$BUILD_DIR/apps/isostencil"
+[[ -x "$EXE" ]] || { echo "bench_depth.sh: no $EXE (build it: scripts/setup.sh)" >&2; exit 1; }
+OUT="${OUT:-bench-results/depth-$(date -u +%Y%m%d-%H%M%S)}"
+mkdir -p "$OUT/runs"
+NPS="${NPS:-2 4}"
+SIDES="${SIDES:-4 8 16 32}"
+DEPTHS="${DEPTHS:-1 2 3 4 6 8}"
+TRANSPORTS="${TRANSPORTS:-shm tcp}"
+STEPS="${STEPS:-400}"
+read -r -a CASES <<<"${CASES:-jacobi3d7 jacobi3d27 life2d}"
+if ((QUICK)); then
+  NPS=2; SIDES=8; DEPTHS="1 2 4 8"; TRANSPORTS=shm; CASES=("jacobi3d7")
+fi
+
+# The process grid of n ranks in d dimensions, as MPI_Dims_create would
+# (balanced, larger first), for the global extent.
+procs_of() {  # ranks dims
+  python3 - "$1" "$2" <<'EOF'
+import sys
+n, d = int(sys.argv[1]), int(sys.argv[2])
+dims = [1] * d
+f, p = n, 2
+factors = []
+while f > 1:
+    while f % p == 0:
+        factors.append(p); f //= p
+    p += 1
+for q in sorted(factors, reverse=True):
+    dims[dims.index(min(dims))] *= q
+print(" ".join(str(x) for x in sorted(dims, reverse=True)))
+EOF
+}
+
+echo "kernel,transport,np,side,cells_per_rank,depth,chosen,per_step_s" >"$OUT/depth.csv"
+run_case() {  # kernel transport np side depth
+  local kernel="$1" transport="$2" np="$3" side="$4" depth="$5"
+  local deck dims extent=() procs
+  case "$kernel" in
+    jacobi3d7) deck=inputs/jacobi_3d_7pt.toml; dims=3 ;;
+    jacobi3d27) deck=inputs/jacobi_3d_27pt.toml; dims=3 ;;
+    life2d) deck=inputs/life_2d_soup.toml; dims=2 ;;
+  esac
+  local per_dim="$side"
+  # Life 2-D: the same cells per rank as side^3.
+  if [[ "$dims" == 2 ]]; then per_dim=$(python3 -c "print(round(($side**3)**0.5))"); fi
+  read -r -a procs <<<"$(procs_of "$np" "$dims")"
+  for p in "${procs[@]}"; do extent+=("$((p * per_dim))"); done
+  local name="$kernel-$transport-np$np-s$side-k$depth"
+  mpi_launcher "$np"
+  local flags=()
+  [[ "$transport" == tcp ]] && flags=(--mca btl tcp,self)
+  local depth_value="$depth"
+  [[ "$depth" == auto ]] && depth_value='"auto"'
+  if ! "${launcher[@]}" "${flags[@]}" "$EXE" run "$deck" --quiet \
+      --set "grid.extent=[$(IFS=,; echo "${extent[*]}")]" --set "grid.procs=[$(IFS=,; echo "${procs[*]}")]" \
+      --set grid.periodic=true --set run.steps="$STEPS" --set run.residual_every="$STEPS" \
+      --set run.check_finite_every=0 --set halo.validate_every=0 --set output.format=none --set "halo.depth=$depth_value" \
+      --set output.dir="$OUT/runs/$name" >"$OUT/runs/$name.txt" 2>&1; then
+    echo "bench_depth.sh: $name failed (refused depth?): $(tail -n 2 "$OUT/runs/$name.txt" | tr '\n' ' ')" >&2
+    return 0
+  fi
+  local summary
+  summary=$(ls "$OUT/runs/$name"/*.summary.json 2>/dev/null | head -n 1)
+  python3 - "$summary" "$kernel" "$transport" "$np" "$side" "$depth" "$OUT/runs/$name.txt" >>"$OUT/depth.csv" <<'EOF'
+import json, sys
+summary, kernel, transport, np_, side, depth, log = sys.argv[1:]
+j = json.load(open(summary))
+chosen = j["halo"]["depth"]
+cells = 1
+for e, p in zip(j["extent"], j["procs"]):
+    cells *= e // p
+print(f"{kernel},{transport},{np_},{side},{cells},{depth},{chosen},{j['timings']['per_step_s']:.9g}")
+EOF
+}
+
+for transport in $TRANSPORTS; do
+  for np in $NPS; do
+    for kernel in "${CASES[@]}"; do
+      for side in $SIDES; do
+        for depth in $DEPTHS auto; do
+          run_case "$kernel" "$transport" "$np" "$side" "$depth"
+        done
+      done
+    done
+  done
+done
+
+python3 - "$OUT/depth.csv" >"$OUT/depth.md" <<'EOF'
+import csv, sys
+from collections import defaultdict
+rows = list(csv.DictReader(open(sys.argv[1])))
+cases = defaultdict(dict)
+for r in rows:
+    cases[(r["kernel"], r["transport"], r["np"], r["side"])][r["depth"]] = r
+print("| kernel | transport | np | cells/rank | k=1 s/step | best k | best vs k=1 | auto picks | auto vs best |")
+print("|---|---|---|---|---|---|---|---|---|")
+for key, by in sorted(cases.items()):
+    fixed = {d: float(r["per_step_s"]) for d, r in by.items() if d != "auto"}
+    if "1" not in fixed:
+        continue
+    best = min(fixed, key=fixed.get)
+    auto = by.get("auto")
+    auto_text = f"{auto['chosen']} | {float(auto['per_step_s']) / fixed[best]:.2f}" if auto else "- | -"
+    cells = next(iter(by.values()))["cells_per_rank"]
+    print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fixed['1']:.3g} | {best} | "
+          f"{fixed['1'] / fixed[best]:.2f}x | {auto_text} |")
+EOF
+cat "$OUT/depth.md"
+echo "bench_depth.sh: $OUT/depth.csv, $OUT/depth.md"
