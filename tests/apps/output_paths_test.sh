@@ -19,7 +19,7 @@ kind() {  # what is at the path itself, links not followed
   elif [ -d "$1" ]; then echo directory; elif [ -f "$1" ]; then echo file; else echo missing; fi
 }
 expect_kind() { [ "$(kind "$1")" = "$2" ] || fail "$1 is a $(kind "$1"), expected a $2"; }
-is_hdf5() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -c | tr -d ' ')" = "\211HDF" ]; }
+is_hdf5() { [ "$(head -c 4 "$1" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = "89484446" ]; }  # \211HDF
 can_mknod=yes
 mknod "$WORK/.probe" c 1 3 2>/dev/null && rm -f "$WORK/.probe" || can_mknod=no
 
