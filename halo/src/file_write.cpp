@@ -144,7 +144,9 @@ PathTarget inspect_path(const std::string& path, PathUse use) {
       return result;
     }
     if (::lstat(current.c_str(), &info) != 0) {
-      if (errno != ENOENT) {
+      // ENOTDIR: a file where a directory should be above it. Nothing is
+      // there; creating it fails later, as for any unwritable place.
+      if (errno != ENOENT && errno != ENOTDIR) {
         result.error = "cannot look at " + quoted(current) + (current != path ? " (linked from " + quoted(path) + ")" : "") +
                        ": " + std::strerror(errno);
         return result;
