@@ -14,9 +14,11 @@
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 #include "iso/neighborhood.hpp"
+#include "iso/tune_cache.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -214,6 +216,43 @@ TEST(TuneCachePath, AFifoIsAnErrorOnEveryRankAndStays) {
   if (world_rank() == 0 && (kind(dir / "fifo") != "fifo" || joined(names_in(dir.path())) != "fifo"))
     failure = "changed: " + joined(names_in(dir.path()));
   expect_agreed(failure, tuned.error, "\"" + (dir / "fifo") + "\" is a FIFO");
+}
+
+TEST(TuneCachePath, JobsStoringAtOnceLoseNoEntry) {
+  // Every rank is a job of its own storing entries into one shared cache
+  // through a link, all at once; each store merges under the lock, so every
+  // key any rank wrote is found at the end.
+  TempDir dir(true);
+  if (world_rank() == 0) make_link("shared.txt", dir / "link.txt");
+  MPI_Barrier(MPI_COMM_WORLD);
+  constexpr int per_rank = 20;
+  auto key_of = [](int rank, int k) {
+    char key[17];
+    std::snprintf(key, sizeof key, "%08x%08x", static_cast<unsigned>(rank), static_cast<unsigned>(k));
+    return std::string(key);
+  };
+  iso::TuneChoice choice;
+  choice.trials.push_back({iso::Algorithm::linear, 0, 1, 1e-6});
+  std::string error;
+  try {
+    for (int k = 0; k < per_rank; ++k)
+      iso::tune_cache_store(world_rank() % 2 ? dir / "link.txt" : dir / "shared.txt", key_of(world_rank(), k), choice,
+                            "rank " + std::to_string(world_rank()));
+  } catch (const iso::Error& e) {
+    error = e.what();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::string failure;
+  if (world_rank() == 0) {
+    for (int r = 0; r < iso_test::world_size() && failure.empty(); ++r)
+      for (int k = 0; k < per_rank && failure.empty(); ++k)
+        if (!iso::tune_cache_find(dir / "link.txt", key_of(r, k)))
+          failure = "lost: the entry of rank " + std::to_string(r) + " number " + std::to_string(k);
+    if (failure.empty() && entries_in(dir / "shared.txt") != per_rank * iso_test::world_size())
+      failure = std::to_string(entries_in(dir / "shared.txt")) + " entries";
+    if (failure.empty() && kind(dir / "link.txt") != "link") failure = "the link became a " + kind(dir / "link.txt");
+  }
+  expect_agreed(failure, error, "");
 }
 
 // --save-model: an output. Not collective; each rank in a directory of its own.
