@@ -45,7 +45,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
@@ -509,8 +508,7 @@ std::string one_line(std::string text) {
 }
 
 void write_csv(const std::string& path, const std::vector<Row>& rows, const isobench::Environment& env) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
+  std::ostringstream out;
   out << "case,dims,local_n,cells_per_rank,contender,chosen,status,note,steps,reps,"
          "step_us,kernel_us,halo_us,other_us,halo_share,halo_reps_kept,halo_outliers,"
          "halo_bytes_per_rank,step_min_us,halo_min_us,mpi_library,mpi_version,np,proc_dims,hostname,date,"
@@ -531,6 +529,7 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
                                r.halo_vs_datatypes > 0 ? std::to_string(r.halo_vs_datatypes) : std::string(),
                                r.halo_min_vs_datatypes > 0 ? std::to_string(r.halo_min_vs_datatypes) : std::string());
   }
+  isobench::write_text_file(path, out.str());
 }
 
 }  // namespace
@@ -557,6 +556,7 @@ int main(int argc, char** argv) {
   if (const auto code = bench.parse(app)) return *code;
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
+    isobench::check_output_path(MPI_COMM_WORLD, s.csv);  // a directory or a device: refused before measuring
     const int rank = bench.rank(), size = bench.size();
     const isobench::Environment env = isobench::Environment::collect(MPI_COMM_WORLD);
     if (rank == 0) {

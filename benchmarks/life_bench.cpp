@@ -29,7 +29,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -164,6 +164,7 @@ int main(int argc, char** argv) {
 
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
+    isobench::check_output_path(MPI_COMM_WORLD, s.csv);  // a directory or a device: refused before measuring
     std::vector<Row> rows;
     for (std::size_t c = 0; c < s.dims.size(); ++c) {
       const std::vector<Row> more = s.dims[c] == 2
@@ -186,7 +187,7 @@ int main(int argc, char** argv) {
                     row.valid ? "validates" : "MISMATCH");
       std::printf("  (kernel and bound rates per rank; step rate for the whole grid)\n");
       if (!s.csv.empty()) {
-        std::ofstream csv(s.csv);
+        std::ostringstream csv;
         csv << "ranks,dims,extent,rule,overlap,local_cells,seconds_per_generation,"
                "kernel_updates_per_s_per_rank,step_updates_per_s,halo_share,"
                "bound_updates_per_s_per_rank,live,valid\n";
@@ -195,6 +196,7 @@ int main(int argc, char** argv) {
                                      row.overlap ? 1 : 0, row.local_cells,
                                      row.seconds_per_generation, row.kernel_rate, row.step_rate,
                                      row.halo_share, row.bound_rate, row.live, row.valid ? 1 : 0);
+        isobench::write_text_file(s.csv, csv.str());
       }
     }
     int status = 0;

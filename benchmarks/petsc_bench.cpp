@@ -43,7 +43,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <functional>
 #include <memory>
 #include <stdexcept>
@@ -424,6 +424,7 @@ int main(int argc, char** argv) {
   } petsc;
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
+    isobench::check_output_path(MPI_COMM_WORLD, s.csv);  // a directory or a device: refused before measuring
     const int rank = bench.rank();
     const isobench::Environment env = isobench::Environment::collect(MPI_COMM_WORLD);
     const std::array<int, 3> dims = isobench::process_dims<3>();
@@ -444,8 +445,7 @@ int main(int argc, char** argv) {
       rows.insert(rows.end(), more.begin(), more.end());
     }
     if (rank == 0 && !s.csv.empty()) {
-      std::ofstream out(s.csv);
-      if (!out) throw std::runtime_error("cannot write " + s.csv);
+      std::ostringstream out;
       out << "local_n,cells_per_rank,measure,contender,chosen,status,median_us,reps_kept,outliers,"
              "updates_per_s_per_rank,petsc_version,mpi_library,mpi_version,np,proc_dims,hostname,date\n";
       const std::string petsc_version = std::to_string(PETSC_VERSION_MAJOR) + "." +
@@ -457,6 +457,7 @@ int main(int argc, char** argv) {
                                    r.rate > 0 ? std::to_string(r.rate) : "", petsc_version,
                                    isobench::csv_field(env.mpi_library), env.mpi_version, env.np, proc_dims,
                                    isobench::csv_field(env.hostname), env.date);
+      isobench::write_text_file(s.csv, out.str());
     }
     return 0;
   });

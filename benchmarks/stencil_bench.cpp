@@ -44,7 +44,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -331,7 +331,7 @@ std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
 
 /// One local size: the bound first, then every kernel's rows, printed and
 /// (rank 0, when `csv`) written.
-void run_size(const Settings& s, long n, int rank, int size, std::ofstream* csv) {
+void run_size(const Settings& s, long n, int rank, int size, std::ostringstream* csv) {
   const long field_cells = (n + 2) * (n + 2) * (n + 2);
   StreamProbe probe(field_cells, MPI_COMM_WORLD);
   for (int r = 0; r < s.repeats; ++r)
@@ -403,9 +403,10 @@ int main(int argc, char** argv) {
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
     const int rank = bench.rank(), size = bench.size();
-    std::unique_ptr<std::ofstream> csv;
+    isobench::check_output_path(MPI_COMM_WORLD, s.csv);  // a directory or a device: refused before measuring
+    std::unique_ptr<std::ostringstream> csv;
     if (rank == 0 && !s.csv.empty()) {
-      csv = std::make_unique<std::ofstream>(s.csv);
+      csv = std::make_unique<std::ostringstream>();
       *csv << "ranks,local_n,kernel,overlap,sweeps,time_s,kernel_s,halo_s,halo_share,"
               "kernel_updates_per_s_per_rank,step_updates_per_s_per_rank,step_updates_per_s_total,"
               "copy_GBps_per_rank,triad_GBps_per_rank,bound_updates_per_s_per_rank,kernel_pct_of_"
@@ -414,7 +415,10 @@ int main(int argc, char** argv) {
     if (rank == 0)
       std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
                   Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
-    for (long n : s.sizes) run_size(s, n, rank, size, csv.get());
+    for (long n : s.sizes) {
+      run_size(s, n, rank, size, csv.get());
+      if (csv) isobench::write_text_file(s.csv, csv->str());  // whole after each size: a killed run keeps its rows
+    }
     return 0;
   });
 }

@@ -3,6 +3,7 @@
 #include "isostencil/core/profiling.hpp"
 
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -111,7 +112,9 @@ std::uint64_t checkpoint_checksum(ElementType type, const Hyperslab& slab, const
 CheckpointWriter::CheckpointWriter(const Decomposition& decomposition, std::string path,
                                    const CheckpointInfo& info)
     : path_(std::move(path)),
-      temporary_(path_ + ".tmp"),
+      target_(iso::agreed_target(decomposition.comm(), path_, iso::PathUse::output,
+                                 "isostencil::core::CheckpointWriter: the checkpoint")),
+      temporary_(target_ + ".tmp"),
       step_(info.step),
       file_(decomposition.comm(), temporary_, H5File::Mode::create) {
   file_.set_attribute("/", "format", std::string(checkpoint_format));
@@ -152,9 +155,9 @@ void CheckpointWriter::commit() {
   std::string error;
   if (rank == 0) {
     error = sync_path(temporary_, false);
-    if (error.empty() && std::rename(temporary_.c_str(), path_.c_str()) != 0)
-      error = "cannot rename " + temporary_ + " to " + path_ + ": " + std::strerror(errno);
-    if (error.empty()) error = sync_path(directory_of(path_), true);
+    if (error.empty() && std::rename(temporary_.c_str(), target_.c_str()) != 0)
+      error = "cannot rename " + temporary_ + " to " + target_ + ": " + std::strerror(errno);
+    if (error.empty()) error = sync_path(directory_of(target_), true);
   }
   try {
     iso::agree_on_errors(comm, "isostencil::core::CheckpointWriter::commit", error);

@@ -4,6 +4,7 @@
 #include "isostencil/core/profiling.hpp"
 
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +12,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <unistd.h>
 
@@ -102,7 +102,15 @@ std::string FieldSeries::group_name(long step) {
 }
 
 namespace {
-H5File open_series(const Decomposition& decomposition, const std::string& path, long resume_after) {
+H5File open_series(const Decomposition& decomposition, const std::string& path, const std::string& xmf_path,
+                   long resume_after) {
+  // Both files' paths are checked before either is touched: an output at a
+  // directory or a device is an error on every rank, nothing written
+  // (iso/file_write.hpp). HDF5 writes the file in place, through a link.
+  iso::agreed_target(decomposition.comm(), path, iso::PathUse::output, "isostencil::core::FieldSeries: the output");
+  if (!xmf_path.empty() && (decomposition.dims() == 2 || decomposition.dims() == 3))  // XDMF is 2-D, 3-D only
+    iso::agreed_target(decomposition.comm(), xmf_path, iso::PathUse::output,
+                       "isostencil::core::FieldSeries: the XDMF file");
   int exists = 0;
   if (resume_after >= 0 && decomposition.rank() == 0) exists = ::access(path.c_str(), F_OK) == 0;
   ISO_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, decomposition.comm()));
@@ -131,7 +139,7 @@ FieldSeries::FieldSeries(const Decomposition& decomposition, std::string h5_path
                          std::string xmf_path,
                          const std::vector<std::pair<std::string, std::string>>& attributes,
                          long resume_after)
-    : state_(std::make_unique<State>(State{open_series(decomposition, h5_path, resume_after),
+    : state_(std::make_unique<State>(State{open_series(decomposition, h5_path, xmf_path, resume_after),
                                            h5_path, std::move(xmf_path), {},
                                            decomposition.global_extent(), {}, decomposition.rank()})) {
   H5File& file = state_->file;
@@ -208,21 +216,14 @@ void FieldSeries::end_step() {
   std::string error;
   if (state_->rank == 0 && state_->note.empty()) {
     std::string h5_name = state_->h5_path.substr(state_->h5_path.find_last_of('/') + 1);
-    const std::string temporary = state_->xmf_path + ".tmp";
-    {
-      std::ofstream out(temporary, std::ios::trunc);
-      if (!out) {
-        error = "cannot create " + temporary + ": " + std::strerror(errno);
-      } else {
-        out << xdmf_text(h5_name, state_->global_extent, state_->steps);
-        // Close before judging: the last buffered bytes go out here, and a
-        // short file must not replace the complete one (a full disk).
-        out.close();
-        if (!out) error = "cannot write " + temporary + ": " + std::strerror(errno);
-      }
+    // Replaced whole (iso/file_write.hpp): a short file never replaces the
+    // complete one (a full disk), and a link there stays a link.
+    try {
+      iso::write_file(state_->xmf_path, xdmf_text(h5_name, state_->global_extent, state_->steps),
+                      iso::PathUse::output);
+    } catch (const iso::Error& failure) {
+      error = failure.what();
     }
-    if (error.empty() && std::rename(temporary.c_str(), state_->xmf_path.c_str()) != 0)
-      error = "cannot rename " + temporary + " to " + state_->xmf_path + ": " + std::strerror(errno);
   }
   iso::agree_on_errors(state_->file.comm(), "isostencil::core::FieldSeries::end_step", error);
   seconds_ += MPI_Wtime() - start;

@@ -7,6 +7,7 @@
 #include "iso/collectives.hpp"
 #include "iso/cost_model.hpp"
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 #include "iso/tune_cache.hpp"
 
 #include <algorithm>
@@ -181,18 +182,33 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
 
   // Rank 0 reads the cache and broadcasts what it found: found, algorithm,
   // ports, trial count, then algorithm, ports, calls, seconds per trial.
-  const std::string path = neighborhood.rank() == 0 ? tune_cache_path() : std::string();
+  std::string path = neighborhood.rank() == 0 ? tune_cache_path() : std::string();
+  // A cache path of a kind no cache may be (a directory, a FIFO, ...) is the
+  // same error on every rank before anything is timed; a character device
+  // (/dev/null) keeps nothing, as "off" does (iso/file_write.hpp).
+  std::string path_error;
+  if (!path.empty()) {
+    const PathTarget target = inspect_path(path, PathUse::cache);
+    if (!target.error.empty()) path_error = "the tune cache: " + target.error;
+    if (target.keep_nothing) path.clear();
+  }
+  agree_on_errors(comm, "iso::Algorithm::tune", path_error);
   std::string note;
   const std::string key = tune_key(neighborhood, collective, buffers, options.ports, path, note);
   std::vector<double> found{0};
-  if (!key.empty())
-    if (const std::optional<TuneChoice> cached = tune_cache_find(path, key)) {
-      found = {1, static_cast<double>(cached->algorithm), static_cast<double>(cached->ports),
-               static_cast<double>(cached->trials.size())};
-      for (const TuneTrial& t : cached->trials)
-        found.insert(found.end(), {static_cast<double>(t.algorithm), static_cast<double>(t.ports),
-                                   static_cast<double>(t.calls), t.seconds});
-    }
+  std::optional<TuneChoice> cached;
+  try {
+    if (!key.empty()) cached = tune_cache_find(path, key);
+  } catch (const Error&) {
+    // Rank 0 alone: the path changed kind since it was looked at. No entry.
+  }
+  if (cached) {
+    found = {1, static_cast<double>(cached->algorithm), static_cast<double>(cached->ports),
+             static_cast<double>(cached->trials.size())};
+    for (const TuneTrial& t : cached->trials)
+      found.insert(found.end(), {static_cast<double>(t.algorithm), static_cast<double>(t.ports),
+                                 static_cast<double>(t.calls), t.seconds});
+  }
   int count = static_cast<int>(found.size());
   ISO_MPI_CHECK(MPI_Bcast(&count, 1, MPI_INT, 0, comm));
   found.resize(static_cast<std::size_t>(count));

@@ -2,6 +2,7 @@
 
 #include "cost_model_internal.hpp"
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -54,11 +55,6 @@ int size_of(MPI_Comm comm) {
 }
 
 }  // namespace
-
-void detail::make_directories(const std::string& path) {
-  for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-    mkdir(path.substr(0, slash).c_str(), 0755);
-}
 
 double detail::predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes) {
   double seconds = 0;
@@ -251,6 +247,12 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
 }
 
 CostModel CostModel::load(const std::string& path) {
+  // A directory or a FIFO would read as nothing, or block: say what it is.
+  const PathTarget target = inspect_path(path, PathUse::output);
+  if (target.kind != PathTarget::Kind::regular && target.kind != PathTarget::Kind::missing)
+    throw Error("iso::CostModel::load: \"" + path + "\"" +
+                (target.target != path ? " (a link to \"" + target.target + "\")" : std::string()) + " is " +
+                describe(target.kind) + ", not a file of figures");
   std::ifstream in(path);
   if (!in) throw Error("iso::CostModel::load: cannot read " + path);
   CostModel model;
@@ -299,16 +301,11 @@ CostModel CostModel::load(const std::string& path) {
   return model;
 }
 
-void CostModel::save(const std::string& path, const std::string& machine) const {
-  detail::make_directories(path);
-  // Written beside the target and renamed over it: a reader (another job on
-  // the same cache, or one racing a job killed mid-write) sees the old file or
-  // the new one whole, never a truncated figure that still parses. Something
-  // other than a regular file (/dev/stdout) is written in place.
-  struct stat existing {};
-  const bool in_place = stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode);
-  const std::string partial = in_place ? path : path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(partial);
+namespace {
+
+// The file a model is saved as (CostModel::save and the calibration cache).
+std::string model_text(const CostModel& model, const std::string& machine) {
+  std::ostringstream out;
   out << "# isostencil cost model (seconds): round = alpha + beta*bytes + gamma*entries, messages of\n"
       << "# more than eager_limit bytes alpha_large + beta_large*bytes (eager_limit 0: one regime);\n"
       << "# copies inside the process beta_copy*bytes (0: beta); each further message of a step\n"
@@ -317,14 +314,24 @@ void CostModel::save(const std::string& path, const std::string& machine) const 
       << "# native neighborhood collective adds delta per extra message. Delete to recalibrate.\n";
   if (!machine.empty()) out << "# measured on: " << machine << "\n";
   out.precision(17);  // loads back exactly: every rank and run sees the same model
-  out << "version = 2\nalpha = " << alpha << "\nbeta = " << beta << "\ngamma = " << gamma << "\ndelta = " << delta
-      << "\neager_limit = " << eager_limit << "\nalpha_large = " << alpha_large << "\nbeta_large = " << beta_large
-      << "\nbeta_copy = " << beta_copy << "\ndelta_large = " << delta_large
-      << "\nbeta_scattered = " << beta_scattered << "\n";
-  out.close();
-  if (!out || (!in_place && std::rename(partial.c_str(), path.c_str()) != 0)) {
-    if (!in_place) std::remove(partial.c_str());
-    throw Error("iso::CostModel::save: cannot write " + path);
+  out << "version = 2\nalpha = " << model.alpha << "\nbeta = " << model.beta << "\ngamma = " << model.gamma
+      << "\ndelta = " << model.delta << "\neager_limit = " << model.eager_limit
+      << "\nalpha_large = " << model.alpha_large << "\nbeta_large = " << model.beta_large
+      << "\nbeta_copy = " << model.beta_copy << "\ndelta_large = " << model.delta_large
+      << "\nbeta_scattered = " << model.beta_scattered << "\n";
+  return out.str();
+}
+
+}  // namespace
+
+void CostModel::save(const std::string& path, const std::string& machine) const {
+  // An output (--save-model): iso/file_write.hpp's rule, a reader (another
+  // job, or one racing a job killed mid-write) sees the old file or the new
+  // one whole, never a truncated figure that still parses.
+  try {
+    write_file(path, model_text(*this, machine), PathUse::output);
+  } catch (const Error& error) {
+    throw Error(std::string("iso::CostModel::save: ") + error.what());
   }
 }
 
@@ -562,12 +569,18 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
   double figures[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};  // ..., beta_copy, delta_large, beta_scattered
   std::string error;
+  bool keep_nothing = false;  // a character device (/dev/null): read nothing, write nothing
   if (rank == 0) {
     CostModel model;
+    const PathTarget target =
+        path == "defaults" ? PathTarget{PathTarget::Kind::regular, path, {}, false} : inspect_path(path, PathUse::cache);
+    keep_nothing = target.keep_nothing;
     if (path == "defaults") {
       model = CostModel::builtin();
       figures[0] = 1;
-    } else {
+    } else if (!target.error.empty()) {
+      error = target.error;  // named or not: a path of a kind no cache may be
+    } else if (!keep_nothing) {
       try {
         model = CostModel::load(path);
         // Our own cache of the one-regime format, or from before rendezvous
@@ -588,7 +601,9 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   }
   ISO_MPI_CHECK(MPI_Bcast(figures, 12, MPI_DOUBLE, 0, comm));
   if (figures[0] < 0 || !error.empty())
-    agree_on_errors(comm, "iso::CostModel", "ISO_COST_MODEL=" + path + " cannot be used: " + error);
+    agree_on_errors(comm, "iso::CostModel",
+                    (source.named ? "ISO_COST_MODEL=" + path : "the cost model cache " + path) +
+                        " cannot be used: " + error);
   if (figures[0] > 0) {
     cached = std::make_unique<CostModel>();
     cached->alpha = figures[1], cached->beta = figures[2], cached->gamma = figures[3], cached->delta = figures[4];
@@ -604,9 +619,9 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     cached = std::make_unique<CostModel>(CostModel::builtin());
   } else {
     cached = std::make_unique<CostModel>(CostModel::calibrate(comm));
-    if (rank == 0) {
+    if (rank == 0 && !keep_nothing) {
       try {
-        cached->save(path, source.machine);
+        write_file(path, model_text(*cached, source.machine), PathUse::cache);
       } catch (const Error&) {
         // An unwritable cache only costs a calibration next time.
       }

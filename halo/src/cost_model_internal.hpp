@@ -18,8 +18,4 @@ double predict_seconds(const CostModel& model, const Schedule& schedule, const B
 std::uint64_t text_digest(const std::string& text);
 std::string hex16(std::uint64_t value);
 
-/// Creates every directory above the file `path` (errors show when the file
-/// is written).
-void make_directories(const std::string& path);
-
 }  // namespace iso::detail

@@ -8,14 +8,11 @@
 
 #include "cost_model_internal.hpp"
 #include "iso/error.hpp"
-
-#include <sys/stat.h>
-#include <unistd.h>
+#include "iso/file_write.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <sstream>
 
 #ifndef ISO_HALO_VERSION
@@ -58,6 +55,8 @@ bool parse_line(const std::string& line, std::string& key, TuneChoice& choice) {
 }  // namespace
 
 std::string tune_cache_path() {
+  // A character device there (/dev/null) keeps nothing too: read_cache_file
+  // and update_cache_file see to that (iso/file_write.hpp).
   if (const char* chosen = std::getenv("ISO_TUNE_CACHE"); chosen && *chosen)
     return std::string(chosen) == "off" ? std::string() : std::string(chosen);
   return CostModel::cache_directory() + "tune_cache.txt";
@@ -85,7 +84,9 @@ std::string tune_cache_key(const std::string& machine, Collective collective, co
 
 std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::string& key) {
   if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
+  const std::optional<std::string> text = read_cache_file(path);
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
   std::string line, found;
   std::optional<TuneChoice> result;
   TuneChoice choice;
@@ -97,14 +98,6 @@ std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::st
 void tune_cache_store(const std::string& path, const std::string& key, const TuneChoice& choice,
                       const std::string& note) {
   if (path.empty()) return;
-  std::deque<std::string> kept;
-  {
-    std::ifstream in(path);
-    std::string line, found;
-    TuneChoice other;
-    while (std::getline(in, line))
-      if (parse_line(line, found, other) && found != key) kept.push_back(line);
-  }
   std::ostringstream entry;
   entry.precision(9);
   entry << key << ' ' << to_string(choice.algorithm) << ' ' << choice.ports << ' ' << choice.trials.size();
@@ -114,20 +107,23 @@ void tune_cache_store(const std::string& path, const std::string& key, const Tun
   for (char& c : clean)
     if (c == '\n' || c == '\r') c = ' ';
   entry << " # " << clean;
-  kept.push_back(entry.str());
-  while (kept.size() > static_cast<std::size_t>(tune_cache_capacity)) kept.pop_front();
-
-  detail::make_directories(path);
-  const std::string partial = path + ".tmp." + std::to_string(getpid());
-  std::ofstream out(partial);
-  out << "# isostencil tune cache: key algorithm ports trials (algorithm:ports:calls:seconds per call) # what\n"
-      << "# Written by Algorithm::tune (docs/design/cost-model.md#the-tune-cache). Delete to tune again.\n";
-  for (const std::string& line : kept) out << line << '\n';
-  out.close();
-  if (!out || std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::remove(partial.c_str());
-    throw Error("iso::tune_cache_store: cannot write " + path);
-  }
+  // Merged under the cache's lock into the file as it is now: entries that
+  // another job wrote since this one read the file stay.
+  update_cache_file(path, [&](const std::string& current) {
+    std::deque<std::string> kept;
+    std::istringstream in(current);
+    std::string line, found;
+    TuneChoice other;
+    while (std::getline(in, line))
+      if (parse_line(line, found, other) && found != key) kept.push_back(line);
+    kept.push_back(entry.str());
+    while (kept.size() > static_cast<std::size_t>(tune_cache_capacity)) kept.pop_front();
+    std::string text =
+        "# isostencil tune cache: key algorithm ports trials (algorithm:ports:calls:seconds per call) # what\n"
+        "# Written by Algorithm::tune (docs/design/cost-model.md#the-tune-cache). Delete to tune again.\n";
+    for (const std::string& kept_line : kept) text += kept_line + '\n';
+    return text;
+  });
 }
 
 }  // namespace iso

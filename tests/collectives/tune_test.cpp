@@ -122,7 +122,10 @@ public:
   }
   ~ScopedTuneCache() {
     MPI_Barrier(MPI_COMM_WORLD);
-    if (world_rank() == 0) std::remove(path_.c_str());
+    if (world_rank() == 0) {
+      std::remove(path_.c_str());
+      std::remove((path_ + ".lock").c_str());  // the stores' lock (iso::update_cache_file)
+    }
     if (had_) setenv("ISO_TUNE_CACHE", old_.c_str(), 1);
     else unsetenv("ISO_TUNE_CACHE");
   }

@@ -470,6 +470,7 @@ int CollectivesCommand::run(MPI_Comm world) {
   MPI_Comm_size(world, &world_size);
   const bool root = world_rank == 0;
   const Plan plan = make_plan(opt_, world_size);
+  check_output_path(world, opt_.csv);  // a directory or a device there: refused before any launch
   const Environment env = Environment::collect(world);
   if (root && !opt_.quiet) print_header(opt_, env, world_size);
   Measurement measurement(opt_, plan, world);

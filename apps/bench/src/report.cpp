@@ -2,6 +2,9 @@
 
 #include "isostencil/bench/stats.hpp"
 
+#include "iso/error.hpp"
+#include "iso/file_write.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -10,7 +13,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <stdexcept>
 
 namespace isobench {
@@ -115,17 +117,21 @@ std::string csv_line(const ResultRow& row, const Environment& env) {
 }
 
 void write_csv(const std::string& path, const std::vector<ResultRow>& rows, const Environment& env) {
-  const std::string temporary = path + ".partial";
-  {
-    std::ofstream out(temporary);
-    if (!out) throw std::runtime_error("cannot write " + temporary);
-    out << csv_header() << "\n";
-    for (const ResultRow& row : rows) out << csv_line(row, env) << "\n";
-    out.flush();
-    if (!out) throw std::runtime_error("error writing " + temporary);
+  std::string text = csv_header() + "\n";
+  for (const ResultRow& row : rows) text += csv_line(row, env) + "\n";
+  write_text_file(path, text);
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  try {
+    iso::write_file(path, text, iso::PathUse::output);
+  } catch (const iso::Error& error) {
+    throw std::runtime_error(error.what());
   }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + temporary + " to " + path);
+}
+
+void check_output_path(MPI_Comm comm, const std::string& path, const std::string& option) {
+  if (!path.empty()) iso::agreed_target(comm, path, iso::PathUse::output, option + " " + path);
 }
 
 std::string format_bytes(long long bytes) {

@@ -91,6 +91,7 @@ int SetupCommand::run(MPI_Comm world) {
   const bool root = world_rank == 0;
   const std::vector<int> dims_list = parse_int_list(dims_, "--dims", 1, 8);
   const std::vector<int> radii_list = parse_int_list(radii_, "--radii", 1, 8);
+  check_output_path(world, csv_);  // a directory or a device there: refused before anything is timed
   for (int d : dims_list)
     for (int r : radii_list)
       if (isostencil::moore_size({d, r}, false) > 200000)

@@ -1,16 +1,19 @@
 // check_output_writable: whether every rank can write in output.dir, found
 // out before anything is computed (rank 0 creates the directory, every rank
-// writes and removes a probe file).
+// writes and removes a probe file), and whether the run's files there may be
+// written (iso/file_write.hpp: no directory, device or FIFO at their paths).
 #include "isostencil/deck/checks.hpp"
 
 #include "text.hpp"
 
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,6 +79,25 @@ void check_output_writable(MPI_Comm comm, const Deck& deck, bool create) {
     if (file && std::fclose(file) != 0 && error.empty())
       error = "cannot write in \"" + dir + "\": " + std::strerror(errno);
     std::remove(probe.c_str());
+  }
+  // The files a run writes there follow iso/file_write.hpp's rule for
+  // outputs: a directory, a device, a FIFO or a socket at one of their paths
+  // (or at the end of a link there) is refused now, on every rank, rather
+  // than after the run (or never, for HDF5, which would write into it).
+  if (rank == 0 && error.empty()) {
+    std::vector<std::string> files{deck.output_path(".summary.json")};
+    if (deck.output.format == "hdf5") {
+      files.push_back(deck.output_path(".h5"));
+      if (deck.grid.extent.size() == 2 || deck.grid.extent.size() == 3) files.push_back(deck.output_path(".xmf"));
+    }
+    if (deck.output.checkpoint_every > 0) files.push_back(deck.output_path(".checkpoint.h5"));
+    for (const std::string& file : files) {
+      const iso::PathTarget target = iso::inspect_path(file, iso::PathUse::output);
+      if (!target.error.empty()) {
+        error = target.error;
+        break;
+      }
+    }
   }
   // Every rank throws the lowest failing rank's error: "output.dir: rank <r>: <error>".
   const std::string where = "output.dir";

@@ -1,6 +1,7 @@
 // `isostencil run`: header, progress lines, summary (text and JSON).
 #include "isostencil/driver/run.hpp"
 #include "isostencil/driver/kokkos_args.hpp"
+#include "iso/file_write.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -231,9 +232,11 @@ int finish(const Setup& setup, const core::Decomposition& decomposition, Report&
 
   std::string write_error;
   if (root) {
-    std::ofstream out(report.summary_path, std::ios::trunc);
-    out << json.dump(2) << "\n";
-    if (!out) write_error = "cannot write " + report.summary_path;
+    try {
+      iso::write_file(report.summary_path, json.dump(2) + "\n", iso::PathUse::output);
+    } catch (const iso::Error& error) {
+      write_error = error.what();
+    }
   }
   iso::agree_on_errors(decomposition.comm(), "isostencil run", write_error);
 

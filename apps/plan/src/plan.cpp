@@ -3,11 +3,11 @@
 #include "isostencil/spec.hpp"
 
 #include "iso/error.hpp"
+#include "iso/file_write.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 namespace isostencil {
@@ -592,12 +592,19 @@ iso::CostModel load_model(const std::string& spec, const std::string& option) {
 
 iso::CostModel model_without_calibration(std::string& note) {
   const iso::CostModelSource source = iso::cost_model_source();
+  // A character device (/dev/null) keeps no model, named or cached: plan
+  // then uses the defaults, as it does where nothing was calibrated.
+  if (source.path != "defaults" && iso::inspect_path(source.path, iso::PathUse::cache).keep_nothing) {
+    note = std::string("built-in defaults (") + (source.named ? "ISO_COST_MODEL=" : "the cost model cache ") + source.path +
+           " is a character device: no model kept; plan calibrates only with --model calibrate)";
+    return iso::CostModel::builtin();
+  }
   if (source.named) {
     note = "ISO_COST_MODEL=" + source.path;
     return load_model(source.path, "ISO_COST_MODEL");
   }
   const std::string& path = source.path;
-  if (!std::ifstream(path)) {
+  if (iso::inspect_path(path, iso::PathUse::cache).kind == iso::PathTarget::Kind::missing) {
     note = "built-in defaults (no ISO_COST_MODEL, no cached calibration " + path +
            "; plan calibrates only with --model calibrate)";
     return iso::CostModel::builtin();

@@ -73,10 +73,13 @@ struct CostModel {
   /// version = 2, eager_limit, alpha_large, beta_large, all three or none, and
   /// optionally beta_copy, delta_large and beta_scattered;
   /// '#' comments). Throws iso::Error naming the file and line on a malformed
-  /// file.
+  /// file, and naming what is there when `path` (or the end of its links) is
+  /// no regular file (a FIFO is never opened).
   static CostModel load(const std::string& path);
   /// Writes the model (with `machine`, when given, as a comment saying what
-  /// it was measured on); throws iso::Error when the file cannot be written.
+  /// it was measured on) by iso/file_write.hpp's rule for outputs: replaced
+  /// whole, a link followed and kept; throws iso::Error when the file cannot
+  /// be written or `path` is a directory, a device, a FIFO, ...
   void save(const std::string& path, const std::string& machine = "") const;
 
   /// Measures alpha, beta, gamma and delta on `comm` in about `budget_seconds`
@@ -96,7 +99,10 @@ struct CostModel {
   /// there is nobody to measure against). A cache file of format 1 (one
   /// regime), or of format 2 without delta_large or beta_scattered (written
   /// before those were measured), is measured again and rewritten. Cached per
-  /// process.
+  /// process. The cache path (and ISO_COST_MODEL's) follows iso/file_write.hpp's
+  /// rule for caches: a character device (/dev/null) keeps nothing (measured
+  /// now, written nowhere); a directory, FIFO, socket or block device is an
+  /// iso::Error on every rank.
   static const CostModel& for_comm(MPI_Comm comm);
   /// The folder of the caches: $XDG_CACHE_HOME/isostencil/, else
   /// ~/.cache/isostencil/, else "" (the working directory).

@@ -20,6 +20,9 @@ namespace iso {
 /// The cache file: ISO_TUNE_CACHE when set ("off": none, an empty string
 /// returned), else tune_cache.txt in CostModel::cache_directory(). Its keys
 /// hold the machine signature (machine_signature in iso/cost_model.hpp).
+/// The path is read and written by iso/file_write.hpp's rule for caches: a
+/// link is followed, a character device such as /dev/null keeps nothing, a
+/// directory, FIFO, socket or block device is an error.
 std::string tune_cache_path();
 
 /// Digest of one process's block sizes (BlockBytes: send then receive).
@@ -41,14 +44,18 @@ struct TuneChoice {
 };
 
 /// The entry of `key` in the file at `path`, if any (not collective; a
-/// missing or unreadable file, or a malformed line, is no entry).
+/// missing or unreadable file, a character device, or a malformed line, is no
+/// entry). Throws iso::Error when the path is of a kind a cache may not be
+/// (iso::read_cache_file).
 std::optional<TuneChoice> tune_cache_find(const std::string& path, const std::string& key);
 
 /// Adds or replaces the entry of `key` (the file keeps the newest
 /// tune_cache_capacity entries); `note` is a readable description written
-/// beside it. Written whole beside the file and renamed over it, so a
-/// concurrent reader sees the old file or the new one. Throws iso::Error
-/// when the file cannot be written.
+/// beside it. Merged under a lock into the file as it is then and written
+/// whole beside it, renamed over it (iso::update_cache_file): a concurrent
+/// reader sees the old file or the new one, and a concurrent writer's entries
+/// stay. Nothing is written at a character device. Throws iso::Error when
+/// the file cannot be written.
 void tune_cache_store(const std::string& path, const std::string& key, const TuneChoice& choice,
                       const std::string& note);
 inline constexpr int tune_cache_capacity = 4096;

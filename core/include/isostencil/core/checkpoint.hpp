@@ -49,7 +49,11 @@ struct CheckpointInfo {
 /// Writes one checkpoint (collective over the decomposition's communicator).
 class CheckpointWriter {
 public:
-  /// Creates "<path>.tmp" and writes the attributes.
+  /// Creates "<target>.tmp" and writes the attributes, where the target is
+  /// `path`, or the file a symbolic link there ends at (the link stays:
+  /// iso/file_write.hpp's rule). Throws iso::Error on every rank, before
+  /// anything is written, when `path` is not a regular file, a link to one
+  /// or missing (a directory, a device, a FIFO, ...).
   CheckpointWriter(const Decomposition& decomposition, std::string path, const CheckpointInfo& info);
   /// Writes the field's interior to /state/<field_name> and its checksum.
   template <int D, class View>
@@ -74,7 +78,7 @@ private:
   void write_block(const std::string& name, ElementType type, const Hyperslab& slab,
                    const void* data);
 
-  std::string path_, temporary_;
+  std::string path_, target_, temporary_;
   long step_ = 0;
   H5File file_;
 };

@@ -46,6 +46,16 @@ std::string csv_line(const ResultRow& row, const Environment& env);
 /// Writes header and rows; throws std::runtime_error when the file cannot be written.
 void write_csv(const std::string& path, const std::vector<ResultRow>& rows, const Environment& env);
 
+/// Writes `text` at `path` by iso/file_write.hpp's rule for outputs (a
+/// regular file replaced whole, a link followed and kept; a directory, a
+/// device or a FIFO refused): every benchmark's CSV goes through here.
+/// Throws std::runtime_error naming the path.
+void write_text_file(const std::string& path, const std::string& text);
+
+/// Collective: the same error on every rank, before anything is measured,
+/// when `path` (non-empty) may not hold an output (iso::agreed_target).
+void check_output_path(MPI_Comm comm, const std::string& path, const std::string& option = "--csv");
+
 /// One CSV field, quoted as RFC 4180 when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& text);
 

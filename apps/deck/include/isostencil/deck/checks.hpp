@@ -18,7 +18,11 @@ void check_decomposition(const Deck& deck, int num_procs);
 /// file there on every rank; throws the same DeckError on every rank (naming
 /// output.dir's location) when any rank cannot. With `create` false nothing
 /// is created: an existing output.dir is probed, a missing one must have a
-/// writable nearest existing ancestor (`isostencil check`).
+/// writable nearest existing ancestor (`isostencil check`). The run's files
+/// there (name.summary.json, .h5, .xmf, .checkpoint.h5 as the deck writes
+/// them) must each be a regular file, a link to one, or missing: a
+/// directory, a device, a FIFO or a socket is the same DeckError, naming the
+/// file and what it is (iso/file_write.hpp).
 void check_output_writable(MPI_Comm comm, const Deck& deck, bool create = true);
 
 }  // namespace isostencil::deck
