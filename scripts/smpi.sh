@@ -5,7 +5,7 @@
 # `test` runs the differential check at the given simulated rank counts.
 #   bash scripts/smpi.sh                 # install if needed, build
 #   bash scripts/smpi.sh test [N ...]    # build, then check at N ranks (default 64)
-# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 12).
+# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -40,7 +40,7 @@ for n in "${ranks[@]}"; do
   start=$(date +%s)
   if ! ISO_COST_MODEL=defaults smpirun -np "$n" -platform tests/smpi/platform-small.xml -hostfile "$hostfile" \
       --cfg=smpi/display-timing:no --log=root.thres:error \
-      "$build/smpi_differential" "${CASES:-12}" >"$log" 2>&1; then
+      "$build/smpi_differential" "${CASES:-6}" >"$log" 2>&1; then
     cat "$log" >&2
     echo "smpi.sh: the differential check failed at $n simulated ranks ($log)" >&2
     exit 1

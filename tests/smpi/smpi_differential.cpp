@@ -44,7 +44,9 @@ struct Case {
 Case draw_case(std::mt19937& random, int size) {
   Case c;
   c.dims = 2 + static_cast<int>(random() % 2);
-  const int radius = 1 + static_cast<int>(random() % 2);
+  // Radius 2 in 2-D only: 3-D Moore r=2 (124 blocks) costs minutes of
+  // simulation at 64 ranks, each simulated rank building its own schedules.
+  const int radius = 1 + static_cast<int>(random() % 2) * (c.dims == 2 ? 1 : 0);
   c.periodic.assign(c.dims, 1);
   if (random() % 3 == 0) c.periodic[random() % c.dims] = 0;  // a mesh dimension
   c.block_ints = 1 + static_cast<int>(random() % 5);
