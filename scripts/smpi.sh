@@ -2,7 +2,8 @@
 # The collectives library under SimGrid SMPI (docs/simulating.md): installs
 # Debian's libsimgrid-dev when smpicxx is missing, builds the library and its
 # MPI-only programs in build-smpi/ (tests/smpi/CMakeLists.txt), and with
-# `test` runs the differential check at the given simulated rank counts.
+# `test` runs the differential check and the collectives' C and C++ examples
+# at the given simulated rank counts.
 #   bash scripts/smpi.sh                 # install if needed, build
 #   bash scripts/smpi.sh test [N ...]    # build, then check at N ranks (default 64)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6).
@@ -47,5 +48,12 @@ for n in "${ranks[@]}"; do
   fi
   grep -q "smpi_differential: $n ranks, .* 0 failing cases" "$log" \
     || { cat "$log" >&2; echo "smpi.sh: no passing summary at $n ranks ($log)" >&2; exit 1; }
-  echo "smpi: differential check at $n simulated ranks passed ($(( $(date +%s) - start )) s wall)" >>"$build/test.log"
+  # The examples check their own blocks and say so.
+  for example in c_collectives cpp_collectives; do
+    smpirun -np "$n" -platform tests/smpi/platform-small.xml -hostfile "$hostfile" --cfg=smpi/display-timing:no \
+      --log=root.thres:error "$build/$example" >"$build/$example-np$n.log" 2>&1 \
+      && grep -q "verified over 3 rounds" "$build/$example-np$n.log" \
+      || { cat "$build/$example-np$n.log" >&2; echo "smpi.sh: $example failed at $n simulated ranks" >&2; exit 1; }
+  done
+  echo "smpi: differential check and examples at $n simulated ranks passed ($(( $(date +%s) - start )) s wall)" >>"$build/test.log"
 done
