@@ -2,6 +2,7 @@
 
 #include "iso/collectives.hpp"
 #include "iso/error.hpp"
+#include "smpi_compat.hpp"
 
 #include <memory>
 #include <cerrno>
@@ -124,7 +125,7 @@ int Iso_neighborhood_create_info(MPI_Comm cartcomm, int s, const int relative_co
     // Without a communicator there is nobody to agree with.
     if (cartcomm == MPI_COMM_NULL) throw iso::Error(std::string(where) + ": cartcomm is MPI_COMM_NULL", MPI_ERR_COMM);
     int topology = MPI_UNDEFINED, d = 0;
-    ISO_MPI_CHECK(MPI_Topo_test(cartcomm, &topology));
+    topology = iso::detail::topology_of(cartcomm);
     if (topology == MPI_CART) ISO_MPI_CHECK(MPI_Cartdim_get(cartcomm, &d));
     // Every argument error, on any rank, is agreed over all ranks before the
     // first collective, so no rank is left waiting in one.

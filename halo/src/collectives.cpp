@@ -3,6 +3,7 @@
 // of Algorithm::automatic, then the native or the scheduled operation.
 // The rest lives by concern (operation_internal.hpp lists the files).
 #include "operation_internal.hpp"
+#include "smpi_compat.hpp"
 
 #include "iso/collectives.hpp"
 #include "iso/cost_model.hpp"
@@ -63,7 +64,7 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
                                                           neighborhood.rank(), p));
   std::vector<int> targets;
   for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
-  predicted.push_back(mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
+  predicted.push_back(!ISO_SMPI && mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, predicted.data(), static_cast<int>(predicted.size()), MPI_DOUBLE,
                               MPI_MAX, neighborhood.comm()));
   const bool mpi_everywhere = predicted.back() == 0.0;
@@ -160,7 +161,7 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
   // mpi merges repeated partners' blocks (see mpi_is_candidate) and refuses
   // them where the library reverses repeated edges: a candidate where it is
   // one at every process.
-  const bool mpi_here = mpi_is_candidate(std::move(targets)) &&
+  const bool mpi_here = !ISO_SMPI && mpi_is_candidate(std::move(targets)) &&
                         (mpi_pairs_repeated_edges_in_order() || !neighborhood.has_repeated_partner());
   const bool mpi_everywhere = max_over_ranks(comm, mpi_here ? 0.0 : 1.0) == 0.0;
   const std::vector<int> port_counts = candidate_port_counts(options.ports);

@@ -1,6 +1,7 @@
 #include "iso/halo_exchange.hpp"
 
 #include "iso/error.hpp"
+#include "smpi_compat.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -297,7 +298,7 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
       global_offset_(std::move(global_offset)),
       options_(options) {
   int topology = MPI_UNDEFINED, cart_dims = 0;
-  ISO_MPI_CHECK(MPI_Topo_test(cart, &topology));
+  topology = detail::topology_of(cart);
   if (topology != MPI_CART) throw Error(std::string(where) + ": the communicator has no Cartesian topology");
   ISO_MPI_CHECK(MPI_Cartdim_get(cart, &cart_dims));
   std::string error = check_pattern(interior_, geometry_, global_offset_, cart_dims);

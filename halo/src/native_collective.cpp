@@ -1,6 +1,7 @@
 // Algorithm::mpi: the MPI library's own neighborhood collective, and the
 // probe of how that library pairs repeated edges.
 #include "operation_internal.hpp"
+#include "smpi_compat.hpp"
 
 #include <memory>
 #include <vector>
@@ -8,6 +9,9 @@
 namespace iso {
 
 bool mpi_pairs_repeated_edges_in_order() {
+#if ISO_SMPI
+  return false;  // nothing to probe: SMPI has no neighborhood collectives
+#else
   static const bool in_order = [] {
     const int self[2] = {0, 0};
     MPI_Comm graph = MPI_COMM_NULL;
@@ -21,6 +25,7 @@ bool mpi_pairs_repeated_edges_in_order() {
     return recv[0] == 1 && recv[1] == 2;
   }();
   return in_order;
+#endif
 }
 
 namespace detail {
@@ -34,6 +39,12 @@ namespace detail {
 // 4.0.2 pairs them in reverse (docs/mpich.md).
 std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, Collective collective,
                                               const Buffers& buffers) {
+#if ISO_SMPI
+  // Every rank reaches this with the same algorithm, so every rank throws.
+  (void)neighborhood, (void)collective, (void)buffers;
+  throw Error("iso: algorithm mpi is not available under SMPI (SimGrid's MPI has no MPI_Dist_graph_create_adjacent "
+              "and no MPI_Neighbor_* collectives); choose torus, direct, basis, linear or automatic");
+#endif
   auto impl = std::make_unique<Operation::Impl>();
   impl->native = true;
   auto plan = std::make_shared<ExecutionPlan>();

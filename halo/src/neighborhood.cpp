@@ -2,6 +2,7 @@
 
 #include "iso/error.hpp"
 #include "operation_internal.hpp"
+#include "smpi_compat.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -178,7 +179,7 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
   const char* where = "iso::Neighborhood";
   if (cart == MPI_COMM_NULL) throw Error(std::string(where) + ": the communicator is MPI_COMM_NULL");
   int topology = MPI_UNDEFINED;
-  ISO_MPI_CHECK(MPI_Topo_test(cart, &topology));
+  topology = detail::topology_of(cart);
   std::string error;
   int d = 0;
   if (topology != MPI_CART) {

@@ -4,6 +4,7 @@
 // part that depends only on the buffers' layout (the execution plan) is
 // kept, and a later operation with the same layout only makes requests.
 #include "operation_internal.hpp"
+#include "smpi_compat.hpp"
 
 #include "iso/cost_model.hpp"
 
@@ -48,6 +49,12 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
     // A derived message type holds absolute addresses: it goes from MPI_BOTTOM.
     const bool typed = message.region == region_absolute;
     void* where = typed ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
+#if ISO_SMPI
+    // SMPI 3.32 loses the message of a restarted persistent send whose
+    // receiver has not restarted its receive yet: post() sends afresh.
+    impl.tags.push_back(tag);
+    continue;
+#endif
     if (message.sending)
       ISO_MPI_CHECK(MPI_Send_init(where, message.elements, message.element, message.peer, tag, impl.comm,
                                   &impl.requests[k]));

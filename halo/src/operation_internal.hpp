@@ -211,6 +211,7 @@ struct Operation::Impl {
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
   std::vector<MPI_Request> requests;
+  std::vector<int> tags;  // SMPI only: each message's tag, for post() (smpi_compat.hpp)
   std::vector<char> bounce;
   std::vector<char> images;  // contiguous images of small multi-block messages, back to back
   int current = -1;             // active step, -1 when inactive

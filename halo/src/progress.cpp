@@ -2,6 +2,7 @@
 // start posts the first step, test and wait advance the steps of every
 // active operation of the process.
 #include "operation_internal.hpp"
+#include "smpi_compat.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -71,7 +72,22 @@ void Operation::Impl::post(int step) {
   const detail::ExecutionPlan& p = *plan;
   make_moves(p.moves, p.move_begin[step], p.move_begin[step + 1]);
   const int count = p.step_begin[step + 1] - p.step_begin[step];
+#if ISO_SMPI
+  // Fresh requests (see instantiate() in operation_build.cpp).
+  (void)count;
+  for (int k = p.step_begin[step]; k < p.step_begin[step + 1]; ++k) {
+    const detail::PlainMessage& message = p.messages[static_cast<std::size_t>(k)];
+    void* where = message.region == detail::region_absolute
+                      ? MPI_BOTTOM
+                      : reinterpret_cast<void*>(bases[message.region] + message.offset);
+    if (message.sending)
+      ISO_MPI_CHECK(MPI_Isend(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+    else
+      ISO_MPI_CHECK(MPI_Irecv(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+  }
+#else
   if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + p.step_begin[step]));
+#endif
 }
 
 // The raw copies inline: a halo of scattered doubles makes tens of thousands

@@ -45,7 +45,7 @@ struct Contender {
   int ports = 0;  // iso: OperationOptions::ports ("torus:p2"); 0: no limit
 };
 
-#if MPI_VERSION >= 4
+#if MPI_VERSION >= 4 && !defined(SMPI_H)  // SimGrid SMPI: no MPI_Neighbor_* at all
 constexpr bool have_persistent_neighbor = true;
 #else
 constexpr bool have_persistent_neighbor = false;

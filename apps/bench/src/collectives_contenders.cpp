@@ -50,9 +50,11 @@ std::vector<Contender> known_contenders() {
       // Not by default: its init times up to 13 candidates (about 0.15 s at
       // worst), paid again in every launch of every point.
       {"tune", Kind::iso, iso::Algorithm::tune, false},
+#if !defined(SMPI_H)  // SimGrid SMPI has no MPI_Dist_graph_* nor MPI_Neighbor_* (docs/simulating.md)
       {"iso-mpi", Kind::iso, iso::Algorithm::mpi, false},
       {"mpi-create", Kind::mpi_create, iso::Algorithm::mpi, true},
       {"mpi-adjacent", Kind::mpi_adjacent, iso::Algorithm::mpi, true},
+#endif
   };
   if (have_persistent_neighbor) out.push_back({"mpi-persistent", Kind::mpi_persistent, iso::Algorithm::mpi, true});
   out.push_back({"bound-torus", Kind::bound, iso::Algorithm::torus, true});
@@ -96,6 +98,10 @@ std::vector<Contender> select_contenders(const std::string& list) {
       if (found == known.end()) {
         std::string names;
         for (const Contender& c : known) names += (names.empty() ? "" : ", ") + c.name;
+#if defined(SMPI_H)
+        if (name == "iso-mpi" || name == "mpi-create" || name == "mpi-adjacent" || name == "mpi-persistent")
+          throw UsageError("--contenders: " + name + " is not available under SMPI (no MPI_Neighbor_* there)");
+#endif
         if (name == "mpi-persistent")
           throw UsageError("--contenders: mpi-persistent needs an MPI-4 library (this one is MPI " +
                            std::to_string(MPI_VERSION) + "." + std::to_string(MPI_SUBVERSION) + ")");

@@ -97,6 +97,9 @@ int SetupCommand::run(MPI_Comm world) {
       if (isostencil::moore_size({d, r}, false) > 200000)
         throw UsageError(fmt::format("Moore d={} r={} has more than 200000 neighbors", d, r));
   const iso::Algorithm algorithm = iso::parse_algorithm(algorithm_);
+#if defined(SMPI_H)
+  throw UsageError("iso-bench setup compares with MPI_Dist_graph_create(_adjacent): not available under SMPI");
+#endif
   const Environment env = Environment::collect(world);
   const std::vector<std::string> contenders = {"iso-neighborhood", "iso-alltoall-init", "iso-allgather-init",
                                                "iso-create+init", "mpi-create", "mpi-adjacent",
