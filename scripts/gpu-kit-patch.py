@@ -20,7 +20,8 @@ CHANGES = [
     (  # cudaGraphAddDependencies gained an edge-data argument
         "cudaGraphAddDependencies",
         r"return cudaGraphAddDependencies\(graph, from, to, numDependencies\);",
-        """#if CUDART_VERSION >= 13000
+        """
+#if CUDART_VERSION >= 13000
     return cudaGraphAddDependencies(graph, from, to, nullptr, numDependencies);
 #else
     return cudaGraphAddDependencies(graph, from, to, numDependencies);
@@ -29,7 +30,8 @@ CHANGES = [
     (  # a cudaMemLocation instead of a device number
         "cudaMemAdvise",
         r"return cudaMemAdvise\(devPtr, count, advice, device\);",
-        """#if CUDART_VERSION >= 13000
+        """
+#if CUDART_VERSION >= 13000
     cudaMemLocation location{};
     location.type = cudaMemLocationTypeDevice;
     location.id   = device;
@@ -41,7 +43,8 @@ CHANGES = [
     (  # a cudaMemLocation and a flags argument before the stream
         "cudaMemPrefetchAsync",
         r"return cudaMemPrefetchAsync\(devPtr, count, dstDevice,\s*get_input_stream\(stream\)\);",
-        """#if CUDART_VERSION >= 13000
+        """
+#if CUDART_VERSION >= 13000
     cudaMemLocation location{};
     location.type = cudaMemLocationTypeDevice;
     location.id   = dstDevice;
@@ -54,9 +57,15 @@ CHANGES = [
     ),
 ]
 
+# The CUDA 13 form of each call (a newer Kokkos has it, or this script ran before)
+MARKERS = {
+    "cudaGraphAddDependencies": "cudaGraphAddDependencies(graph, from, to, nullptr,",
+    "cudaMemAdvise": "cudaMemAdvise(devPtr, count, advice, location)",
+    "cudaMemPrefetchAsync": "cudaMemPrefetchAsync(devPtr, count, location, 0,",
+}
 done = []
 for name, old, new in CHANGES:
-    if "CUDART_VERSION >= 13000" in text and new.splitlines()[1].strip() in text:
+    if MARKERS[name] in text:
         done.append(f"{name}: already changed")
         continue
     text, n = re.subn(old, lambda _m, new=new: new, text)

@@ -78,7 +78,7 @@ fetch_unpack() {  # package names
     HAVE[$p]=1
     deb=$(ls "$DEBS/${p}"_*.deb 2>/dev/null | head -1 || true)
     if [[ -z $deb ]]; then
-      (cd "$DEBS" && apt-get download "$p" >/dev/null) ||
+      (cd "$DEBS" && apt-get download "$p" 2>&1 >/dev/null | grep -v "^W: Download is performed unsandboxed" || true; ls "${p}"_*.deb >/dev/null 2>&1) ||
         { echo "gpu-kit: apt-get download $p failed" >&2; exit 1; }
       deb=$(ls "$DEBS/${p}"_*.deb | head -1)
     fi
@@ -92,6 +92,7 @@ fetch_unpack() {  # package names
 fetch_unpack $SEED
 
 # --- closure over shared libraries -------------------------------------------
+LDCACHE=$(ldconfig -p)
 for round in 1 2 3 4 5 6; do
   libdirs=$(find "$P" -name '*.so*' -printf '%h\n' | sort -u | paste -sd:)
   # Fortran bindings are deleted below: their libraries are not followed.
@@ -102,10 +103,12 @@ for round in 1 2 3 4 5 6; do
     awk '$2 == "=>" && $3 !~ "^'"$P"'" { print $1 }' | sort -u)
   new=()
   for lib in $missing; do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+    path=$(awk -v l="$lib" '$1 == l && /x86-64/ && !p { print $NF; p = 1 }' <<<"$LDCACHE")
     [[ -n $path ]] || { echo "gpu-kit: $lib is not installed here (run scripts/setup.sh)" >&2; exit 1; }
-    pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | head -1 | cut -d: -f1) ||
-      pkg=$(dpkg -S "$path" | head -1 | cut -d: -f1)
+    # dpkg knows a library by the path its package shipped (link or target)
+    pkg=$( { dpkg -S "$path" || dpkg -S "$(readlink -f "$path")"; } 2>/dev/null |
+          awk -F: 'NR == 1 { print $1 }')
+    [[ -n $pkg ]] || { echo "gpu-kit: no package owns $path" >&2; exit 1; }
     is_base "$pkg" || [[ -n ${HAVE[$pkg]:-} ]] || new+=("$pkg")
   done
   ((${#new[@]} == 0)) && break
@@ -177,8 +180,9 @@ python3 "$ROOT/scripts/gpu-kit-patch.py" "$KSRC"
 rm -rf "$KSRC"/{example,benchmarks,docs,.github} "$KSRC"/*/unit_test "$KSRC"/*/perf_test \
   "$KSRC"/core/unit_test "$KSRC"/core/perf_test "$KSRC"/algorithms/unit_tests \
   "$KSRC"/containers/unit_tests "$KSRC"/simd/unit_tests
-sed -n 's/.*KOKKOS_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' "$KSRC/CMakeLists.txt" |
-  head -3 | paste -sd. >"$STAGE/kokkos-version" || true
+for v in MAJOR MINOR PATCH; do
+  sed -n "s/^set(Kokkos_VERSION_$v \([0-9]*\)).*/\1/p" "$KSRC/CMakeLists.txt"
+done | paste -sd. >"$STAGE/kokkos-version"
 
 # --- pack ---------------------------------------------------------------------
 tar -C "$STAGE" -cf - prefix | xz -T0 -6 >"$KIT/prefix.tar.xz"
