@@ -31,8 +31,12 @@ LOGS=$OUT/logs WORK=$OUT/work
 mkdir -p "$LOGS" "$WORK"
 JOBS=${JOBS:-$(nproc)}
 ARCH=${ISOSTENCIL_GPU_ARCH:-HOPPER90}
-JACOBI_RTOL=1e-12   # FMA contraction changes the last bits of each update;
-                    # after a few hundred sweeps residuals agree to ~1e-14 relative
+# nvcc contracts the Jacobi update into fused multiply-adds: each value may
+# differ from the host's in its last bit. The summary's residuals are norms of
+# differences of nearby values (u_new - u_old ~ 1e-3 u), which turns 1 ulp of u
+# into up to ~1e-13 relative; 1e-10 leaves room for that and still fails on
+# any real error (one step more changes them by 1e-2).
+JACOBI_RTOL=1e-10
 T0=$(date +%s)
 : >"$OUT/steps.tsv"
 
