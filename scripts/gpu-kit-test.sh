@@ -32,6 +32,7 @@ done
 OUT=$W/out
 rm -rf "$OUT"
 env -i HOME="$W" PATH="$TOOLS:/usr/local/cuda/bin" JOBS="${JOBS:-2}" GPU_RUN_SCALE="${GPU_RUN_SCALE:-0.1}" \
+  GPU_RUN_TIME_FACTOR="${GPU_RUN_TIME_FACTOR:-6}" \
   "$TOOLS/bash" "$W/kit/gpu-run.sh" "$W/kit" "$OUT"
 rc=$?
 echo "gpu-run.sh exit $rc"

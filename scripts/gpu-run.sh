@@ -18,6 +18,8 @@
 #   on 2 ranks. OUTDIR gets summary.md, summary.json, logs/ and the CSVs.
 # Without a GPU (no nvidia-smi, or it lists none) the GPU steps are skipped
 # (exit 77 each) and the script exits 77 if nothing else failed.
+# The limits fit 16 cores; GPU_RUN_TIME_FACTOR multiplies them (the gpu-kit
+# test on 2 cores: 6).
 # Environment: JOBS (default: all cores), GPU_RUN_SCALE (0.1: short steps for a
 # smoke run without a GPU), ISOSTENCIL_GPU_ARCH (default HOPPER90).
 set -uo pipefail
@@ -43,7 +45,7 @@ T0=$(date +%s)
 # step NAME LIMIT_S CMD...: runs CMD with a time limit, output in logs/NAME.log;
 # records name, exit code, seconds. 77 = skipped.
 step() {
-  local name=$1 limit=$2; shift 2
+  local name=$1 limit=$(($2 * ${GPU_RUN_TIME_FACTOR:-1})); shift 2
   local t=$(date +%s) rc
   echo "== $name (limit ${limit}s)"
   timeout --kill-after=10 "$limit" "$@" >"$LOGS/$name.log" 2>&1; rc=$?
