@@ -161,6 +161,8 @@ export OMPI_MCA_pml=ob1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export HWLOC_HIDE_ERRORS=1
+# h5pcc links HDF5's static libraries by default; the kit keeps the shared ones.
+export HDF5_USE_SHLIB=yes
 unset _multi
 EOF
 cp "$STAGE/MANIFEST" "$P/MANIFEST"
