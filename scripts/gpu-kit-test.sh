@@ -47,9 +47,11 @@ base_ok() {  # library path outside the kit
   [[ -z $pkg ]] && pkg=$(dpkg -S "$(readlink -f "$1")" 2>/dev/null | awk -F: 'NR == 1 { print $1 }')
   prio=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null | awk '/^Priority:/ && !p { print $2; p = 1 }')
   [[ $prio == required || $prio == important ]] && return 0
-  apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
-    --no-replaces --no-enhances build-essential 2>/dev/null | grep -qx "$pkg"
+  grep -qx "$pkg" <<<"$BUILD_ESSENTIAL"
 }
+# (a list, not a pipe into grep -q: with pipefail an early grep exit fails the pipe)
+BUILD_ESSENTIAL=$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
+  --no-breaks --no-replaces --no-enhances build-essential 2>/dev/null | grep '^[a-z0-9]')
 if [[ -d $OUT/work/build-cuda ]]; then
   libs=$(find "$OUT/work/build-cuda" "$OUT/work/build-serial" -type f -perm -u+x \
            \( -name 'isostencil' -o -name 'test_*' -o -name 'isostencil-bench-*' \) 2>/dev/null |
