@@ -136,6 +136,15 @@ ln -sf h5pcc.openmpi "$P/usr/bin/h5pcc"
 mkdir -p "$P/usr/include/x86_64-linux-gnu"
 ln -sfn ../../lib/x86_64-linux-gnu/openmpi/include "$P/usr/include/x86_64-linux-gnu/mpi"
 find "$P" -type f -name '*.so*' -exec strip --strip-unneeded {} + 2>/dev/null || true
+# A -dev link whose library is a base package's (libcrypto.so -> libcrypto.so.3
+# of libssl3) dangles in the kit: point it at the node's copy, so the link step
+# finds it there instead of missing it.
+find "$P" -xtype l -name '*.so' | while read -r link; do
+  target=$(readlink "$link")
+  for d in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+    [[ -e $d/$(basename "$target") ]] && { ln -sf "$d/$(basename "$target")" "$link"; break; }
+  done
+done
 
 # Relocation: sourced by gpu-run.sh with KIT_PREFIX set to where it was unpacked.
 cat >"$P/env.sh" <<'EOF'
