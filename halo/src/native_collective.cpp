@@ -86,6 +86,12 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
       std::vector<MPI_Aint> addresses;
       std::vector<MPI_Datatype> parts;
       for (const BlockDesc* block : edge.blocks) {
+        // Empty blocks are left out: they add nothing, and MPICH counts an
+        // empty part's lower bound 0 into the struct's true lower bound, then
+        // takes MPI_BOTTOM with that type for a null buffer and refuses it.
+        int bytes = 0;
+        ISO_MPI_CHECK(MPI_Type_size(block->type, &bytes));
+        if (block->count == 0 || bytes == 0) continue;
         lengths.push_back(block->count);
         addresses.push_back(block->address);
         parts.push_back(block->type);
