@@ -383,12 +383,13 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
         if (e == 0) continue;
         const int width = e < 0 ? widths.lo[j] : widths.hi[j];
         const int first = wide_recv_span(lines, j, 0, e, widths.lo[j], width).size;
-        for (int c = 1; c < process_dims[j] && uneven.empty(); ++c)
-          if (wide_recv_span(lines, j, c, e, widths.lo[j], width).size != first)
+        for (int c = 1; c < process_dims[j] && uneven.empty(); ++c) {
+          const int size = wide_recv_span(lines, j, c, e, widths.lo[j], width).size;
+          if (size != first)
             uneven = "direction " + describe(std::vector<int>(directions[i], directions[i] + d)) + " has " +
-                     std::to_string(first) + " or " +
-                     std::to_string(wide_recv_span(lines, j, c, e, widths.lo[j], width).size) +
-                     " cells along dimension " + std::to_string(j);
+                     std::to_string(first) + " or " + std::to_string(size) + " cells along dimension " +
+                     std::to_string(j);
+        }
       }
     if (!uneven.empty()) {
       algorithm_note_ = std::string(to_string(asked)) +
