@@ -2,7 +2,8 @@
 # Deep halos measured: time per step of `isostencil run` against halo.depth
 # k (one exchange per k steps), and what depth = "auto" picks, for Jacobi 3-D
 # 7-point and 27-point and Life 2-D, at several cells per rank, on shared
-# memory and over TCP loopback (Open MPI: --mca btl tcp,self). Every row is
+# memory, over TCP loopback (Open MPI: --mca btl tcp,self) and across two
+# emulated hosts (scripts/multihost.sh, TCP over veth links). Every row is
 # one run's summary (timings.per_step_s, the maximum over ranks); the
 # comparisons that matter are ratios within one invocation, on one machine.
 #
@@ -10,16 +11,20 @@
 #
 #   --out DIR   output folder (default bench-results/depth-<UTC date-time>):
 #               depth.csv (kernel,transport,np,side,cells_per_rank,depth,
-#               chosen,per_step_s) and depth.md (per case: the best k and its
+#               chosen,per_step_s), depth.md (per case: the best k and its
 #               speed-up over k = 1, auto's pick and its ratio to the best)
+#               and depth.png (scripts/plot_depth.py)
 #   --quick     one case: Jacobi 3-D 7-point, 8^3 per rank, np 2, shared
 #               memory, k = 1, 2, 4, 8 and auto
 #
 # Environment: BUILD_DIR (default build; needs its apps/isostencil),
-# NPS (default "2 4"), SIDES (cells per rank per dimension of the 3-D cases,
-# default "4 8 16 32"; Life 2-D gets the same cells per rank), DEPTHS
-# (default "1 2 3 4 6 8"), TRANSPORTS (default "shm tcp"), CASES (default
-# "jacobi3d7 jacobi3d27 life2d"), STEPS (default 400), MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
+# MATRIX (transport:ranks pairs, default "shm:2 shm:4 shm:8 tcp:2 tcp:4
+# hosts:2"; hosts:N runs N/2 ranks on each of 2 emulated hosts and is left
+# out with a note where they cannot be built), SIDES (cells per rank per
+# dimension of the 3-D cases, default "4 8 16 32"; Life 2-D gets the same
+# cells per rank), DEPTHS (default "1 2 3 4 6 8"), CASES (default
+# "jacobi3d7 jacobi3d27 life2d"), STEPS (default 400), MPIEXEC,
+# MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -33,7 +38,7 @@ while (($# > 0)); do
     --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
     --out=*) OUT="${1#--out=}"; shift ;;
     --quick) QUICK=1; shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_depth.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,14 +47,13 @@ EXE="$BUILD_DIR/apps/isostencil"
 [[ -x "$EXE" ]] || { echo "bench_depth.sh: no $EXE (build it: scripts/setup.sh)" >&2; exit 1; }
 OUT="${OUT:-bench-results/depth-$(date -u +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT/runs"
-NPS="${NPS:-2 4}"
+MATRIX="${MATRIX:-shm:2 shm:4 shm:8 tcp:2 tcp:4 hosts:2}"
 SIDES="${SIDES:-4 8 16 32}"
 DEPTHS="${DEPTHS:-1 2 3 4 6 8}"
-TRANSPORTS="${TRANSPORTS:-shm tcp}"
 STEPS="${STEPS:-400}"
 read -r -a CASES <<<"${CASES:-jacobi3d7 jacobi3d27 life2d}"
 if ((QUICK)); then
-  NPS=2; SIDES=8; DEPTHS="1 2 4 8"; TRANSPORTS=shm; CASES=("jacobi3d7")
+  MATRIX=shm:2; SIDES=8; DEPTHS="1 2 4 8"; CASES=("jacobi3d7")
 fi
 
 # The process grid of n ranks in d dimensions, as MPI_Dims_create would
@@ -88,9 +92,12 @@ run_case() {  # kernel transport np side depth
   read -r -a procs <<<"$(procs_of "$np" "$dims")"
   for p in "${procs[@]}"; do extent+=("$((p * per_dim))"); done
   local name="$kernel-$transport-np$np-s$side-k$depth"
-  mpi_launcher "$np"
   local flags=()
-  [[ "$transport" == tcp ]] && flags=(--mca btl tcp,self)
+  case "$transport" in
+    shm) mpi_launcher "$np" ;;
+    tcp) mpi_launcher "$np"; flags=(--mca btl tcp,self) ;;
+    hosts) launcher=(bash scripts/multihost.sh -n 2 -r "$((np / 2))" -t 300 --) ;;
+  esac
   local depth_value="$depth"
   [[ "$depth" == auto ]] && depth_value='"auto"'
   if ! "${launcher[@]}" "${flags[@]}" "$EXE" run "$deck" --quiet \
@@ -115,17 +122,35 @@ print(f"{kernel},{transport},{np_},{side},{cells},{depth},{chosen},{j['timings']
 EOF
 }
 
-for transport in $TRANSPORTS; do
-  for np in $NPS; do
-    for kernel in "${CASES[@]}"; do
-      for side in $SIDES; do
-        for depth in $DEPTHS auto; do
-          run_case "$kernel" "$transport" "$np" "$side" "$depth"
-        done
+for pair in $MATRIX; do
+  transport="${pair%%:*}" np="${pair#*:}"
+  if [[ "$transport" == hosts ]] && ! bash scripts/multihost.sh -n 2 --check >"$OUT/runs/hosts-check.txt" 2>&1; then
+    echo "bench_depth.sh: emulated hosts left out: $(tail -n 1 "$OUT/runs/hosts-check.txt")" | tee -a "$OUT/notes.txt" >&2
+    continue
+  fi
+  for kernel in "${CASES[@]}"; do
+    for side in $SIDES; do
+      for depth in $DEPTHS auto; do
+        run_case "$kernel" "$transport" "$np" "$side" "$depth"
       done
     done
   done
 done
+
+# The halo that reaches two processes away (depth 6 of a 7-point stencil
+# over 4^3 subdomains, 8 ranks), validated against the naive exchange at
+# every step; the matrix above timed it without validation.
+if ((!QUICK)); then
+  mpi_launcher 8
+  if "${launcher[@]}" "$EXE" run inputs/jacobi_3d_7pt.toml --quiet --set "grid.extent=[8,8,8]" \
+      --set "grid.procs=[2,2,2]" --set grid.periodic=true --set run.steps=60 --set halo.depth=6 \
+      --set halo.validate_every=1 --set output.format=none --set output.dir="$OUT/runs/wide-validated" \
+      >"$OUT/runs/wide-validated.txt" 2>&1; then
+    echo "wide halo (7-point, depth 6 over 4^3 subdomains, np 8, reach 2 processes): 60 steps validated at every step" >>"$OUT/notes.txt"
+  else
+    echo "wide halo validation FAILED: see $OUT/runs/wide-validated.txt" | tee -a "$OUT/notes.txt" >&2
+  fi
+fi
 
 python3 - "$OUT/depth.csv" >"$OUT/depth.md" <<'EOF'
 import csv, sys
@@ -147,5 +172,7 @@ for key, by in sorted(cases.items()):
     print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fixed['1']:.3g} | {best} | "
           f"{fixed['1'] / fixed[best]:.2f}x | {auto_text} |")
 EOF
+if [[ -f "$OUT/notes.txt" ]]; then { echo; sed 's/^/- /' "$OUT/notes.txt"; } >>"$OUT/depth.md"; fi
 cat "$OUT/depth.md"
-echo "bench_depth.sh: $OUT/depth.csv, $OUT/depth.md"
+python3 scripts/plot_depth.py "$OUT/depth.csv" -o "$OUT/depth.png" || echo "bench_depth.sh: no plot (plot_depth.py failed)" >&2
+echo "bench_depth.sh: $OUT/depth.csv, $OUT/depth.md, $OUT/depth.png"
