@@ -23,8 +23,11 @@
 # out with a note where they cannot be built), SIDES (cells per rank per
 # dimension of the 3-D cases, default "4 8 16 32"; Life 2-D gets the same
 # cells per rank), DEPTHS (default "1 2 3 4 6 8"), CASES (default
-# "jacobi3d7 jacobi3d27 life2d"), STEPS (default 400), MPIEXEC,
-# MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS (scripts/mpi-launcher.sh).
+# "jacobi3d7 jacobi3d27 life2d"), STEPS (default: as many as make a depth-1
+# run last about RUN_SECONDS, default 0.2, from a 100-step trial; 100..50000),
+# REPEATS (runs of each point, default 3: the CSV keeps the fastest, and the
+# slowest), MPIEXEC, MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS
+# (scripts/mpi-launcher.sh).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -38,7 +41,7 @@ while (($# > 0)); do
     --out) OUT="${2:?--out needs a folder}"; shift 2 ;;
     --out=*) OUT="${1#--out=}"; shift ;;
     --quick) QUICK=1; shift ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench_depth.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +53,9 @@ mkdir -p "$OUT/runs"
 MATRIX="${MATRIX:-shm:2 shm:4 shm:8 tcp:2 tcp:4 hosts:2}"
 SIDES="${SIDES:-4 8 16 32}"
 DEPTHS="${DEPTHS:-1 2 3 4 6 8}"
-STEPS="${STEPS:-400}"
+STEPS="${STEPS:-}"
+RUN_SECONDS="${RUN_SECONDS:-0.2}"
+REPEATS="${REPEATS:-3}"
 read -r -a CASES <<<"${CASES:-jacobi3d7 jacobi3d27 life2d}"
 if ((QUICK)); then
   MATRIX=shm:2; SIDES=8; DEPTHS="1 2 4 8"; CASES=("jacobi3d7")
@@ -75,9 +80,10 @@ print(" ".join(str(x) for x in sorted(dims, reverse=True)))
 EOF
 }
 
-echo "kernel,transport,np,side,cells_per_rank,depth,chosen,per_step_s" >"$OUT/depth.csv"
-run_case() {  # kernel transport np side depth
-  local kernel="$1" transport="$2" np="$3" side="$4" depth="$5"
+echo "kernel,transport,np,side,cells_per_rank,depth,chosen,per_step_s,slowest_repeat_s,picks,steps,load" >"$OUT/depth.csv"
+# One run; prints "cells chosen per_step_s" (nothing when it failed).
+run_once() {  # kernel transport np side depth steps tag
+  local kernel="$1" transport="$2" np="$3" side="$4" depth="$5" steps="$6" tag="$7"
   local deck dims extent=() procs kernel_sets=()
   # Periodic everywhere: Jacobi then needs source 0 (no steady state else), a
   # random start and no tolerance (a constant field has converged at step 0).
@@ -91,7 +97,7 @@ run_case() {  # kernel transport np side depth
   if [[ "$dims" == 2 ]]; then per_dim=$(python3 -c "print(round(($side**3)**0.5))"); fi
   read -r -a procs <<<"$(procs_of "$np" "$dims")"
   for p in "${procs[@]}"; do extent+=("$((p * per_dim))"); done
-  local name="$kernel-$transport-np$np-s$side-k$depth"
+  local name="$kernel-$transport-np$np-s$side-k$depth-$tag"
   local flags=()
   case "$transport" in
     shm) mpi_launcher "$np" ;;
@@ -102,7 +108,7 @@ run_case() {  # kernel transport np side depth
   [[ "$depth" == auto ]] && depth_value='"auto"'
   if ! "${launcher[@]}" "${flags[@]}" "$EXE" run "$deck" --quiet \
       --set "grid.extent=[$(IFS=,; echo "${extent[*]}")]" --set "grid.procs=[$(IFS=,; echo "${procs[*]}")]" \
-      --set grid.periodic=true "${kernel_sets[@]}" --set run.steps="$STEPS" --set run.residual_every="$STEPS" \
+      --set grid.periodic=true "${kernel_sets[@]}" --set run.steps="$steps" --set run.residual_every="$steps" \
       --set run.check_finite_every=0 --set halo.validate_every=0 --set output.format=none --set "halo.depth=$depth_value" \
       --set output.dir="$OUT/runs/$name" >"$OUT/runs/$name.txt" 2>&1; then
     echo "bench_depth.sh: $name failed (refused depth?): $(tail -n 2 "$OUT/runs/$name.txt" | tr '\n' ' ')" >&2
@@ -110,16 +116,50 @@ run_case() {  # kernel transport np side depth
   fi
   local summary
   summary=$(ls "$OUT/runs/$name"/*.summary.json 2>/dev/null | head -n 1)
-  python3 - "$summary" "$kernel" "$transport" "$np" "$side" "$depth" "$OUT/runs/$name.txt" >>"$OUT/depth.csv" <<'EOF'
+  python3 - "$summary" <<'EOF'
 import json, sys
-summary, kernel, transport, np_, side, depth, log = sys.argv[1:]
-j = json.load(open(summary))
-chosen = j["halo"]["depth"]
+j = json.load(open(sys.argv[1]))
 cells = 1
 for e, p in zip(j["extent"], j["procs"]):
     cells *= e // p
-print(f"{kernel},{transport},{np_},{side},{cells},{depth},{chosen},{j['timings']['per_step_s']:.9g}")
+print(cells, j["halo"]["depth"], f"{j['timings']['per_step_s']:.9g}")
 EOF
+}
+
+# One case (kernel, transport, ranks, size) over every depth and auto: the
+# step count from a trial at depth 1, then REPEATS rounds over the depths
+# (interleaved, so a burst of load hits one run of each, not every run of
+# one depth); each depth's fastest run is its row.
+run_case() {  # kernel transport np side
+  local kernel="$1" transport="$2" np="$3" side="$4" steps="$STEPS" trial
+  if [[ -z "$steps" ]]; then
+    trial=$(run_once "$kernel" "$transport" "$np" "$side" 1 100 trial) || true
+    [[ -n "$trial" ]] || return 0
+    steps=$(python3 -c "import sys; print(max(100, min(50000, round($RUN_SECONDS / float(sys.argv[1])))))" \
+      "$(awk '{print $3}' <<<"$trial")")
+  fi
+  local -A best=() worst=() chosen=() picks=() cells=()
+  local rep depth result c k t
+  for ((rep = 1; rep <= REPEATS; ++rep)); do
+    for depth in $DEPTHS auto; do
+      result=$(run_once "$kernel" "$transport" "$np" "$side" "$depth" "$steps" "r$rep") || true
+      [[ -n "$result" ]] || continue
+      read -r c k t <<<"$result"
+      cells[$depth]=$c
+      # auto's picks, one per repeat ("4/4/2"); `chosen` is the fastest run's.
+      picks[$depth]="${picks[$depth]:+${picks[$depth]}/}$k"
+      if [[ -z "${best[$depth]:-}" ]] || awk -v a="$t" -v b="${best[$depth]}" 'BEGIN { exit !(a + 0 < b + 0) }'; then
+        best[$depth]=$t chosen[$depth]=$k
+      fi
+      if [[ -z "${worst[$depth]:-}" ]] || awk -v a="$t" -v b="${worst[$depth]}" 'BEGIN { exit !(a + 0 > b + 0) }'; then worst[$depth]=$t; fi
+    done
+  done
+  local load
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  for depth in $DEPTHS auto; do
+    [[ -n "${best[$depth]:-}" ]] || continue
+    echo "$kernel,$transport,$np,$side,${cells[$depth]},$depth,${chosen[$depth]},${best[$depth]},${worst[$depth]},${picks[$depth]},$steps,$load" >>"$OUT/depth.csv"
+  done
 }
 
 for pair in $MATRIX; do
@@ -130,9 +170,7 @@ for pair in $MATRIX; do
   fi
   for kernel in "${CASES[@]}"; do
     for side in $SIDES; do
-      for depth in $DEPTHS auto; do
-        run_case "$kernel" "$transport" "$np" "$side" "$depth"
-      done
+      run_case "$kernel" "$transport" "$np" "$side"
     done
   done
 done

@@ -10,7 +10,7 @@
 namespace isostencil::core::detail {
 
 iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
-                                const Stencil& stencil, int dims) {
+                                const Stencil& kernel_stencil, const Stencil& stencil, int depth, int dims) {
   std::string error;
   if (decomposition.dims() != dims)
     error = "the decomposition has " + std::to_string(decomposition.dims()) +
@@ -18,8 +18,12 @@ iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decompos
   else if (stencil.dims() != dims)
     error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
             " dimensions, the grid " + std::to_string(dims);
-  // A stencil that differs between ranks would pair mismatched blocks.
-  iso::agree_on_errors(decomposition.comm(), where, error, stencil.hash(), "the stencils (offsets or weights)");
+  // A stencil that differs between ranks would pair mismatched blocks; the
+  // kernel's own stencil counts too, since the repeated one keeps offsets only.
+  iso::agree_on_errors(decomposition.comm(), where, error,
+                       iso::mix_fingerprint(iso::mix_fingerprint(kernel_stencil.hash(), stencil.hash()),
+                                            static_cast<std::uint64_t>(depth)),
+                       "the stencils (offsets or weights) or the halo depths");
 
   // The width rule, as iso::HaloPattern applies it, made here from agreed
   // figures (the same error on every rank, no communication) and naming the

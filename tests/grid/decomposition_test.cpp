@@ -264,5 +264,29 @@ TEST(Grid, MismatchedDimensionsAndFields) {
   EXPECT_TRUE(same_on_all_ranks(wrong_field + twice));
 }
 
+// Every rank must pass the same stencil, weights included, and the same
+// depth: at depth > 1 the ghost region follows the repeated stencil, which
+// keeps offsets only, so the kernel's weights are agreed on their own.
+TEST(Grid, StencilOrDepthThatDiffersBetweenRanksIsAnError) {
+  ISO_TEST_REQUIRE_RANKS(2);
+  const int world = iso_test::world_size();
+  const bool first = iso_test::world_rank() == 0;
+  auto decomposition = std::make_shared<const Decomposition>(
+      MPI_COMM_WORLD, std::vector<long>{8L * world, 8}, std::vector<bool>{true, true});
+  const Stencil star = Stencil::star(2, 1);
+  const Stencil reweighted(star.offsets(), std::vector<double>(star.offsets().size(), first ? 0.5 : 0.25));
+  for (int depth : {1, 2, 3}) {
+    const std::string weights = error_of([&] { Grid<2> g(decomposition, reweighted, depth); });
+    EXPECT_NE(weights.find("the stencils (offsets or weights) or the halo depths"), std::string::npos)
+        << "depth " << depth << ": " << weights;
+    EXPECT_TRUE(same_on_all_ranks(weights)) << weights;
+  }
+  const std::string depths = error_of([&] { Grid<2> g(decomposition, star, first ? 2 : 1); });
+  EXPECT_NE(depths.find("the stencils (offsets or weights) or the halo depths"), std::string::npos) << depths;
+  EXPECT_TRUE(same_on_all_ranks(depths)) << depths;
+  // The same stencil and depth everywhere is accepted.
+  EXPECT_EQ(error_of([&] { Grid<2> g(decomposition, star, 2); }), "");
+}
+
 }  // namespace
 }  // namespace grid_test

@@ -3,9 +3,13 @@
 // time under the cost model and automatic's choice. All work on rank 0 and no
 // communication, except for --model calibrate (collective on MPI_COMM_WORLD).
 #include "command.hpp"
+#include "isostencil/driver/depth_choice.hpp"
 
 #include "isostencil/plan.hpp"
 #include "isostencil/spec.hpp"
+
+#include "isostencil/core/stencil.hpp"
+#include "isostencil/deck/deck.hpp"
 
 #include "iso/error.hpp"
 #include "iso/schedule.hpp"
@@ -13,7 +17,10 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
+#include <fmt/ranges.h>
+
 #include <iostream>
+#include <optional>
 
 namespace isostencil::cli {
 
@@ -35,6 +42,7 @@ public:
         "  isostencil plan --offsets \"1,0,0;0,1,1\" --rounds --algorithm torus\n"
         "  isostencil plan --moore 3:1 --json\n"
         "  isostencil plan --moore 3:1 --procs 16,16,16 --predict --bytes 8,512,8192\n"
+        "  isostencil plan --moore 3:1 --procs 4,4,4 --predict --depths 8   # halo.depth k = 1..8\n"
         "  mpirun -np 2 isostencil plan --moore 3:1 --procs 100,100,100 --predict --model "
         "calibrate");
     add_neighborhood_options(*app_, args_,
@@ -58,6 +66,15 @@ public:
                      "bytes per block for --predict, one size or a list, e.g. 8,512,8192 "
                      "(default 8)")
         ->type_name("B[,B...]")
+        ->group("Cost model")
+        ->needs(predict);
+    app_->add_option("--depths", depths_,
+                     "cells per process (N, or N0,N1,... per dimension): also predict the time per step "
+                     "of a deep halo (deck halo.depth k = 1..8: one exchange of a k times deeper halo "
+                     "per k steps, and the ghost cells recomputed) for the stencil that reads the "
+                     "neighborhood's offsets as cell offsets (--moore D:R: the box stencil of radius R), "
+                     "8-byte cells, the update rate measured here; isostencil check shows the same for a deck")
+        ->type_name("CELLS")
         ->group("Cost model")
         ->needs(predict);
     auto* model = add_model_options(
@@ -148,6 +165,12 @@ public:
     }
 
     const Plan plan = compute_plan(resolved.description, resolved.offsets, grid, ports_);
+    std::optional<driver::DepthChoice> depths;
+    std::vector<int> cells;
+    if (!depths_.empty()) {
+      cells = parse_depth_cells(depths_, dims);
+      depths = predict_depths(resolved.offsets, grid, cells, model, model_note);
+    }
     Predictions predictions;
     if (predict_) {
       predictions = predict(resolved.offsets, grid, model, block_bytes, ports_);
@@ -166,6 +189,14 @@ public:
         json["prediction_basis"] = prediction_basis_to_json(predictions);
         json["predictions"] = predictions_to_json(predictions);
       }
+      if (depths) {
+        auto& entry = json["depths"];
+        entry["cells_per_process"] = cells;
+        entry["per_step_s"] = depths->per_step;
+        entry["exchange_s"] = depths->exchange;
+        entry["cell_s"] = depths->cell_seconds;
+        entry["best"] = depths->depth;
+      }
       if (rounds_) {
         auto& schedules = json["schedules"];
         schedules["rank"] = rank;
@@ -180,6 +211,9 @@ public:
     }
     std::cout << format_plan_text(plan);
     if (predict_) std::cout << "\n" << format_predictions_text(predictions);
+    if (depths)
+      std::cout << fmt::format("\ndeep halos over {} cells per process (halo.depth): ", fmt::join(cells, "x"))
+                << depths->text() << "\n";
     if (rounds_) {
       for (iso::Algorithm algorithm : algorithms)
         for (iso::Collective collective : collectives)
@@ -193,7 +227,55 @@ public:
   }
 
 private:
+  static std::vector<int> parse_depth_cells(const std::string& text, int dims) {
+    std::vector<long long> values;
+    try {
+      values = parse_integer_list(text, "--depths");
+    } catch (const iso::Error& error) {
+      throw UsageError(error.what());
+    }
+    if (values.size() == 1) values.assign(static_cast<std::size_t>(dims), values[0]);
+    if (static_cast<int>(values.size()) != dims)
+      throw UsageError(fmt::format("--depths {}: give one count or {} (one per dimension)", text, dims));
+    std::vector<int> cells;
+    for (long long v : values) {
+      if (v < 1 || v > 4096)
+        throw UsageError(fmt::format("--depths {}: cells per process must be 1 .. 4096", text));
+      cells.push_back(static_cast<int>(v));
+    }
+    return cells;
+  }
+
+  // The neighborhood's offsets read as a stencil's cell offsets, over even
+  // subdomains of `cells` (driver::predict_depths: what depth = "auto" uses).
+  driver::DepthChoice predict_depths(const iso::OffsetList& offsets, const iso::CartGeometry& grid,
+                                     const std::vector<int>& cells, const iso::CostModel& model,
+                                     const std::string& model_note) const {
+    bool torus = true;
+    for (const bool p : grid.periodic) torus = torus && p;
+    if (!torus && grid.num_procs() > 512)
+      throw UsageError("--depths prices every process of a grid with a non-periodic dimension: at most 512 "
+                       "processes (a periodic grid of any size is priced by one)");
+    driver::DepthLayout layout;
+    for (std::size_t j = 0; j < cells.size(); ++j) {
+      layout.extent.push_back(static_cast<long>(cells[j]) * grid.sizes[j]);
+      layout.periodic.push_back(grid.periodic[j]);
+      layout.procs.push_back(grid.sizes[j]);
+    }
+    const core::Stencil stencil(offsets, {}, "the neighborhood's offsets");
+    try {
+      driver::DepthChoice choice = driver::predict_depths(
+          layout, stencil, 8, static_cast<int>(deck::max_halo_depth), ports_, model,
+          driver::measure_cell_seconds(cells, stencil));
+      choice.model_note = model_note;
+      return choice;
+    } catch (const iso::Error& error) {
+      throw UsageError(std::string("--depths: ") + error.what());
+    }
+  }
+
   int ports_ = 0;
+  std::string depths_;
   NeighborhoodArgs args_;
   Limits limits_;
   ModelArgs model_args_;

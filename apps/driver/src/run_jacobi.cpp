@@ -97,6 +97,7 @@ public:
 
   iso::HaloValidation validate_halo() { return jacobi_->halo().validate(); }
   const iso::Operation& halo_operation() { return jacobi_->halo().operation(); }
+  const std::string& halo_note() { return jacobi_->halo().pattern().algorithm_note(); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("u", grid_, jacobi_->solution()); }
   void write_state(core::CheckpointWriter& writer) {

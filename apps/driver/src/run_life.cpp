@@ -109,6 +109,7 @@ public:
 
   iso::HaloValidation validate_halo() { return life_.halo().validate(); }
   const iso::Operation& halo_operation() { return life_.halo().operation(); }
+  const std::string& halo_note() { return life_.halo().pattern().algorithm_note(); }
   double time(long step) const { return static_cast<double>(step); }
   void write_fields(core::FieldSeries& series) { series.write("cells", life_.grid(), life_.cells()); }
   void write_state(core::CheckpointWriter& writer) { writer.write("cells", life_.grid(), life_.cells()); }

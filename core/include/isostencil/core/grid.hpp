@@ -41,12 +41,13 @@ namespace isostencil::core {
 namespace detail {
 
 /// Collective over the decomposition: checks that decomposition and stencil
-/// have `dims` dimensions, that every rank passes the same stencil, and that
-/// no halo is wider than a neighbor's subdomain (iso::Error naming the
-/// dimension, the width and the smallest local extent); returns the
-/// stencil's halo geometry.
+/// have `dims` dimensions, that every rank passes the same stencil (offsets
+/// and weights) and depth, and that no halo is wider than the width rule
+/// allows (iso::Error naming the dimension, the width and the smallest local
+/// extent); returns the halo geometry of `halo_stencil` (the stencil
+/// repeated `depth` times).
 iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
-                                const Stencil& stencil, int dims);
+                                const Stencil& stencil, const Stencil& halo_stencil, int depth, int dims);
 /// The halo patterns of a grid and its copies, made on first use, one per
 /// distinct HaloOptions (creation is collective, as every exchange's).
 class HaloPatterns {
@@ -89,7 +90,7 @@ public:
         depth_(checked_depth(depth)),
         halo_stencil_(stencil_.repeated(depth_)),
         geometry_(
-            detail::grid_geometry("isostencil::core::Grid", *decomposition_, halo_stencil_, D)),
+            detail::grid_geometry("isostencil::core::Grid", *decomposition_, stencil_, halo_stencil_, depth_, D)),
         reach_(stencil_.geometry().widths),
         patterns_(std::make_shared<detail::HaloPatterns>()) {
     for (int j = 0; j < D; ++j) {

@@ -207,6 +207,7 @@ public:
 
   iso::HaloValidation validate_halo() { return update_->input_halo().validate(); }
   const iso::Operation& halo_operation() { return update_->input_halo().operation(); }
+  const std::string& halo_note() { return update_->input_halo().pattern().algorithm_note(); }
   double time(long step) const { return static_cast<double>(step) * time_step(); }
   void write_fields(core::FieldSeries& series) { series.write("u", grid_, update_->input()); }
   void write_state(core::CheckpointWriter& writer) { writer.write("u", grid_, update_->input()); }

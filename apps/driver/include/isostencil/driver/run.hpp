@@ -13,6 +13,7 @@
 //   iso::HaloValidation validate_halo();   // the current field, naive vs isomorphic,
 //                                          // on the kernel's own exchange
 //   const iso::Operation& halo_operation();  // the kernel's exchange (what runs, tune's trials)
+//   const std::string& halo_note();        // why the algorithm was replaced (HaloPattern::algorithm_note)
 //   double time(long step) const;          // simulated time of a step
 //   void write_fields(core::FieldSeries&);
 //   void write_state(core::CheckpointWriter&);
@@ -233,6 +234,8 @@ int drive(Model& model, const Setup& setup, const std::string& stencil_text, dou
   const iso::Operation& halo = model.halo_operation();
   report.algorithm_chosen = iso::to_string(halo.algorithm());
   report.algorithm_text = iso::describe_choice(halo);
+  // A wide halo over uneven blocks runs linear in place of what was asked: say why.
+  if (!model.halo_note().empty()) report.algorithm_text += " (" + model.halo_note() + ")";
   report.halo_ports = halo.ports();
   report.tune_trials = halo.tune_trials();
   report.tune_cached = halo.tune_cached();
