@@ -24,14 +24,23 @@ include("${CMAKE_CURRENT_LIST_DIR}/../support/deck_checks.cmake")
 set(common --set run.steps=${STEPS} --set run.residual_every=${EVERY} --set halo.validate_every=${EVERY}
            --set output.every=${EVERY} --set output.checkpoint_every=${CHECKPOINT} ${extra})
 foreach(depth 1 ${DEPTH})
+  # DEPTH=auto: the depth the cost model picks, priced with the kernel's own rate.
+  set(value ${depth})
+  if(depth STREQUAL "auto")
+    set(value "\"auto\"")
+  endif()
   execute_process(
     COMMAND "${MPIEXEC}" -n ${NP} ${preflags} "${EXE}" run "${DECK}" ${common}
-            --set halo.depth=${depth} --set output.dir=depth${depth}
+            --set halo.depth=${value} --set output.dir=depth${depth}
     WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)
   message("--- depth ${depth}: exit ${rc}\n${out}${err}")
   deck_check_validated_run("depth ${depth}" "${rc}" "${out}")
   # The deep run must say it runs deep (else both runs could be depth 1).
-  if(NOT depth EQUAL 1 AND NOT out MATCHES "; halo depth ${depth} \\(one exchange per ${depth} steps")
+  if(depth STREQUAL "auto")
+    if(NOT out MATCHES "depth +auto: k = [1-8]: lowest predicted time per step.*k=1 [0-9.]+.*measured by the kernel")
+      list(APPEND failures "depth auto: the header does not give the choice and its reason")
+    endif()
+  elseif(NOT depth EQUAL 1 AND NOT out MATCHES "; halo depth ${depth} \\(one exchange per ${depth} steps")
     list(APPEND failures "depth ${depth}: the header does not say \"halo depth ${depth}\"")
   endif()
   set(summary "${WORK}/depth${depth}/${name}.summary.json")

@@ -4,10 +4,10 @@
 # figures of depth 1 bit for bit (deck_depth_test.cmake), with outputs and
 # checkpoints at steps inside blocks of K (blocks cut short there), halo
 # validation and residuals; even and uneven, periodic and bounded, 2-D to
-# 4-D. Spec: deck|field|depth|ranks (27 ranks: labelled scale and run serially, as the deck_ranks tests).
+# 4-D; depth auto too. Spec: deck|field|depth|ranks (27 ranks: labelled scale and run serially, as the deck_ranks tests).
 foreach(spec "jacobi_2d_5pt|u|3|1 2 3 4 8" "jacobi_3d_7pt|u|4|2 4" "jacobi_3d_27pt|u|2|3 8 27"
              "jacobi_4d|u|2|2 4" "life_2d_soup|cells|5|2 3" "life_3d|cells|3|4"
-             "advection_2d|u|6|2")
+             "advection_2d|u|6|2" "jacobi_3d_27pt|u|auto|2 3" "life_2d_soup|cells|auto|2")
   string(REPLACE "|" ";" spec "${spec}")
   list(GET spec 0 deck)
   list(GET spec 1 field)

@@ -26,6 +26,7 @@ struct DepthChoice {
   std::vector<double> per_step;
   std::vector<double> exchange;  ///< predicted seconds of one exchange at depth k
   double cell_seconds = 0;       ///< measured seconds per cell update (maximum over ranks)
+  bool kernel_rate = false;      ///< cell_seconds measured on the kernel itself (else a stand-in loop)
   std::string model_note;        ///< where the cost model came from
   /// "k = 3: predicted 41.2 us/step (k=1 88.0, k=2 52.3, ...); exchange priced by ..."
   std::string text() const;
@@ -51,10 +52,11 @@ DepthChoice predict_depths(const DepthLayout& layout, const core::Stencil& stenc
                            int element_bytes, int max_depth, int ports, const iso::CostModel& model,
                            double cell_seconds);
 
-/// Collective over the decomposition's communicator: the cell rate measured
-/// on every rank (the slowest counts), the model `auto` uses there, and
-/// predict_depths; rank 0's choice on every rank.
+/// Collective over the decomposition's communicator: the model `auto` uses
+/// there and predict_depths with `cell_seconds` (the kernel's own rate,
+/// models.hpp's kernel_cell_seconds; <= 0: measure_cell_seconds on every
+/// rank, the slowest counts); rank 0's choice on every rank.
 DepthChoice choose_depth(const core::Decomposition& decomposition, const core::Stencil& stencil,
-                         int element_bytes, int max_depth, int ports);
+                         int element_bytes, int max_depth, int ports, double cell_seconds = 0);
 
 }  // namespace isostencil::driver
