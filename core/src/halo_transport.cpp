@@ -7,6 +7,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -46,17 +47,28 @@ void move_units(const Space& space, const Kokkos::View<const PackUnit*, typename
   Word* const buffer = reinterpret_cast<Word*>(buffer_bytes);
   const char* label = Pack ? "isostencil::core::HaloExchange::pack" : "isostencil::core::HaloExchange::unpack";
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible) {
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), KOKKOS_LAMBDA(const long u) {
-      const PackUnit& unit = units(u);
+    // A host lambda (host spaces only): rows go through memcpy, and the unit
+    // is copied first, so the stores cannot alias its bounds (with them read
+    // through a reference, the element loop reloaded them at every word and
+    // ran at 1.6x the instructions of the datatype path's local copies).
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), [=](const long u) {
+      const PackUnit unit = units(u);
       Word* const base = reinterpret_cast<Word*>(fields(unit.field));
-      Word* field = base + unit.field_offset;
-      Word* packed = (unit.direct ? base : buffer) + unit.buffer_offset;
+      Word* const field = base + unit.field_offset;
+      Word* const packed = (unit.direct ? base : buffer) + unit.buffer_offset;
       const long packed_stride = unit.direct ? unit.row_stride : unit.run;
-      for (long row = 0; row < unit.rows; ++row, field += unit.row_stride, packed += packed_stride)
-        for (long k = 0; k < unit.run; ++k) {
-          if constexpr (Pack) packed[k] = field[k];
-          else field[k] = packed[k];
-        }
+      // Pack reads the field, unpack the buffer.
+      const Word* from = Pack ? field : packed;
+      Word* to = Pack ? packed : field;
+      const long from_stride = Pack ? unit.row_stride : packed_stride;
+      const long to_stride = Pack ? packed_stride : unit.row_stride;
+      const long rows = unit.rows;
+      if (unit.run == 1) {  // a column of single words (a face normal to the last dimension)
+        for (long row = 0; row < rows; ++row) to[row * to_stride] = from[row * from_stride];
+        return;
+      }
+      const std::size_t bytes = static_cast<std::size_t>(unit.run) * sizeof(Word);
+      for (long row = 0; row < rows; ++row, from += from_stride, to += to_stride) std::memcpy(to, from, bytes);
     });
   } else {
     using Policy = Kokkos::TeamPolicy<Space>;
