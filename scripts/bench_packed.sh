@@ -58,16 +58,16 @@ for np in (1, 2):
             if r["contender"].startswith("packed-"): rows.append(r)
 lines = ["| np | cells per rank | algorithm (chosen) | datatypes halo us | packed halo us | packed / datatypes (median) | (fastest rep) |",
          "|---|---|---|---|---|---|---|"]
-worst = 0.0
+worst = worst_fastest = 0.0
 for r in rows:
     ratio, best = float(r["halo_vs_datatypes"]), float(r["halo_min_vs_datatypes"])
-    worst = max(worst, ratio)
+    worst, worst_fastest = max(worst, ratio), max(worst_fastest, best)
     datatypes = halo[(r["np"], r["local_n"], r["contender"][len("packed-"):])]
     lines.append(f"| {r['np']} | {r['local_n']}^3 | {r['contender'][7:]} ({r['chosen']}) | {datatypes:.2f} | "
                  f"{float(r['halo_us']):.2f} | {ratio:.3f} | {best:.3f} |")
 lines.append("")
 lines.append(f"- target: packed / datatypes <= 1.2 (median) everywhere: worst {worst:.3f}, "
-             + ("met" if worst <= 1.2 else "missed"))
+             + ("met" if worst <= 1.2 else "missed") + f"; of the fastest reps: worst {worst_fastest:.3f}")
 lines.append(f"- load average (1, 5, 15 min) before: {before}; after: {after}")
 with open(f"{out}/packed.md", "w") as f:
     f.write("\n".join(lines) + "\n")
