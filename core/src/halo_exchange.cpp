@@ -147,6 +147,8 @@ void HaloExchange::wait() {
 
 bool HaloExchange::host_staged() const { return packed_ && packed_->staged(); }
 
+int HaloExchange::direct_blocks() const { return packed_ ? packed_->direct_blocks() : 0; }
+
 const iso::HaloExchange& HaloExchange::exchange() const {
   if (!datatypes_)
     throw iso::Error("isostencil::core::HaloExchange::exchange: this exchange runs the packed transport");

@@ -1,7 +1,8 @@
 // The packed transport of core::HaloExchange (not installed): pack kernels,
 // one contiguous buffer per direction of travel in the pattern's block
-// order, the isomorphic alltoallv over it, host staging, unpack kernels.
-// halo_transport.cpp is the one file of core/ with device kernels.
+// order, the isomorphic alltoallv over it, host staging, unpack kernels;
+// blocks a process sends itself go straight from interior to ghosts in the
+// pack kernel. halo_transport.cpp is the one file of core/ with device kernels.
 #pragma once
 
 #include "isostencil/core/halo_exchange.hpp"
@@ -22,8 +23,9 @@ public:
                   bool stage, bool pack_on_host);
   ~PackedTransport();
 
-  /// Packs on `space` (after the work already queued there), copies to the
-  /// host mirror when staged, fences `space`, posts the first round.
+  /// Packs on `space` (after the work already queued there; the blocks to
+  /// itself straight into the ghosts), copies to the host mirror when
+  /// staged, fences `space`, posts the first round.
   void start(const execution_space& space);
   /// Advances; once complete, unpacks on `space` and fences it; true then.
   bool test(const execution_space& space);
@@ -31,6 +33,7 @@ public:
   void wait(const execution_space& space);
 
   bool staged() const;
+  int direct_blocks() const;
   const iso::Operation& operation() const;
 
   struct Impl;

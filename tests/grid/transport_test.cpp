@@ -1,8 +1,12 @@
 // The packed transport against the datatype transport and the naive
 // exchange, bit for bit: every algorithm (automatic too), 1 to 4 dimensions,
 // periodic, non-periodic and mixed, star, box, upwind and one-sided stencils,
-// groups of 1 and 3 fields, five element types, random interiors and random
-// ghosts (ghosts without a source must keep their random bytes). Also the
+// groups of 1 and 3 fields, five element types, halos wider than a subdomain
+// (ghosts from several processes away, periodic wraps onto the process
+// itself) and deep halos (depth > 1), random interiors and random ghosts
+// (ghosts without a source must keep their random bytes). Blocks a process
+// sends itself take the packed transport's direct copy: the testing aid
+// core::detail::direct_copy_error shows that a wrong cell there fails. Also the
 // expected ghost values after a packed exchange (an independent reference),
 // start(space) with test() polling, and the simulation of device memory
 // (core::simulate_device_memory): packed chosen and host-staged, datatypes
@@ -38,6 +42,8 @@ struct TransportCase {
   ProcessGrid procs;
   bool uneven;
   int fields;
+  int local = 0;  ///< cells per process and dimension (0: just enough for the radius)
+  int depth = 1;  ///< the grid's halo depth
 };
 
 // Turns the simulation of device memory on for one scope.
@@ -55,8 +61,10 @@ std::vector<Field<T, D>> make_fields(const Grid<D>& grid, const std::string& nam
 
 std::string describe(const TransportCase& c, int dims, const char* type) {
   return std::string(to_string(c.shape)) + " r=" + std::to_string(c.radius) + " d=" + std::to_string(dims) +
-         " " + to_string(c.periodicity) + " " + to_string(c.procs) + (c.uneven ? " uneven" : " even") + ", " +
-         std::to_string(c.fields) + " field(s) of " + type;
+         " " + to_string(c.periodicity) + " " + to_string(c.procs) + (c.uneven ? " uneven" : " even") +
+         (c.local > 0 ? " local=" + std::to_string(c.local) : "") +
+         (c.depth > 1 ? " depth=" + std::to_string(c.depth) : "") + ", " + std::to_string(c.fields) +
+         " field(s) of " + type;
 }
 
 // Random fields (interior and ghosts) exchanged three ways from the same
@@ -67,13 +75,13 @@ std::string packed_equals_datatypes_and_naive(const TransportCase& c, int case_i
   const int world = iso_test::world_size();
   const std::vector<int> requested = process_dims(D, c.procs, world);
   const std::vector<int> procs = Decomposition::choose_process_dims(world, requested);
-  const int local = std::max(c.radius, 1) + (D <= 2 ? 3 : D == 3 ? 1 : 0);
+  const int local = c.local > 0 ? c.local : std::max(c.radius, 1) + (D <= 2 ? 3 : D == 3 ? 1 : 0);
   std::string failures;
   const std::string label = describe(c, D, type);
   try {
     Grid<D> grid(std::make_shared<const Decomposition>(MPI_COMM_WORLD, global_extent(procs, local, c.uneven),
                                                        periodic_flags(D, c.periodicity), requested),
-                 make_stencil(c.shape, D, c.radius, case_index));
+                 make_stencil(c.shape, D, c.radius, case_index), c.depth);
     auto original = make_fields<D, T>(grid, "original", c.fields);
     auto by_datatypes = make_fields<D, T>(grid, "datatypes", c.fields);
     auto by_packed = make_fields<D, T>(grid, "packed", c.fields);
@@ -134,6 +142,14 @@ std::string transport_cases(int& comparisons) {
       {Shape::upwind, 2, Periodicity::mixed, ProcessGrid::last, true, 1},
       {Shape::one_sided_star, 2, Periodicity::all, ProcessGrid::two_first, false, 3},
       {Shape::box, 2, Periodicity::all, ProcessGrid::automatic, true, 1},
+      // Wide: a radius over smaller subdomains, ghosts from up to two (and,
+      // periodic, several wraps of one) processes away.
+      {Shape::box, 2, Periodicity::all, ProcessGrid::automatic, true, 1, 1},
+      {Shape::star, 3, Periodicity::mixed, ProcessGrid::last, false, 3, 2},
+      {Shape::upwind, 3, Periodicity::none, ProcessGrid::first, true, 1, 2},
+      // Deep: the k-fold stencil's halo, once within a subdomain, once wider.
+      {Shape::star, 1, Periodicity::mixed, ProcessGrid::automatic, true, 1, 4, 2},
+      {Shape::box, 1, Periodicity::all, ProcessGrid::two_first, false, 3, 2, 3},
   };
   if (D == 4) cases.resize(3);  // keeps the 4-D share of the run time modest
   std::string failures;
@@ -229,6 +245,54 @@ TEST(GridTransport, StartOnAnInstanceAndPollTest) {
                     std::to_string(polls) + " polls): " + error;
     }
   }
+  EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
+}
+
+// The testing aid core::detail::direct_copy_error moves every direct copy
+// (a block a process sends itself) one element off its ghosts: the packed
+// result must then differ from the datatype transport's, periodic, mixed and
+// wide, at every rank count (3-D with at most 4 ranks always leaves a
+// dimension of one process, so every case has such blocks). Without the aid
+// the same exchanges agree.
+TEST(GridTransport, AWrongDirectCopyFails) {
+  struct AidCase {
+    Periodicity periodicity;
+    int radius;
+    int local;
+  };
+  std::string failures;
+  const int world = iso_test::world_size();
+  for (const AidCase& c : {AidCase{Periodicity::all, 1, 3}, AidCase{Periodicity::mixed, 1, 3},
+                           AidCase{Periodicity::all, 2, 1}}) {
+    const std::vector<int> procs = Decomposition::choose_process_dims(world, std::vector<int>(3, 0));
+    Grid<3> grid(std::make_shared<const Decomposition>(MPI_COMM_WORLD, global_extent(procs, c.local, false),
+                                                       periodic_flags(3, c.periodicity), std::vector<int>{}),
+                 Stencil::box(3, c.radius));
+    const std::string label = std::string("\n  ") + to_string(c.periodicity) + " r=" + std::to_string(c.radius) +
+                              " local=" + std::to_string(c.local);
+    if (c.periodicity == Periodicity::mixed && procs[2] > 1) continue;  // z is then no process's own neighbor
+    auto by_datatypes = grid.make_field<double>("datatypes");
+    auto by_packed = grid.make_field<double>("packed");
+    for (int error : {1, 0}) {
+      isostencil::core::detail::direct_copy_error = error;
+      HaloOptions options;
+      options.algorithm = iso::Algorithm::linear;
+      options.transport = HaloTransport::packed;
+      auto packed = grid.halo_exchange(by_packed, options);
+      isostencil::core::detail::direct_copy_error = 0;
+      options.transport = HaloTransport::datatypes;
+      auto datatypes = grid.halo_exchange(by_datatypes, options);
+      if (packed.direct_blocks() == 0) failures += label + ": no block goes to the process itself";
+      fill_random(grid, by_packed, seed + 11);
+      Kokkos::deep_copy(by_datatypes, by_packed);
+      packed.run();
+      datatypes.run();
+      const iso::HaloValidation same = grid.compare(by_packed, by_datatypes, true);
+      if (error != 0 && same.ok) failures += label + ": a direct copy one element off went unnoticed";
+      if (error == 0 && !same.ok) failures += label + ": " + same.message;
+    }
+  }
+  isostencil::core::detail::direct_copy_error = 0;
   EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
 }
 

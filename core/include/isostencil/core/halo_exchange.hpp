@@ -10,7 +10,9 @@
 //   every send block of every field into one contiguous buffer in block
 //   order, an alltoallv over that buffer runs (host-staged where the fields
 //   live in memory the host cannot touch, unless gpu_aware_mpi), and unpack
-//   kernels scatter the receive buffer into the ghosts.
+//   kernels scatter the receive buffer into the ghosts. Blocks a process
+//   sends itself skip the buffers: the pack kernel copies them straight
+//   from the interior to the ghosts.
 #pragma once
 
 #include "isostencil/core/decomposition.hpp"
@@ -58,6 +60,10 @@ using HaloPattern = iso::HaloPattern;
 
 namespace detail {
 class PackedTransport;
+/// Testing aid: when nonzero, packed exchanges made afterwards copy every
+/// block a process sends itself one element beside its ghosts (a wrong cell),
+/// so tests can show that they catch it (tests/grid/transport_test.cpp).
+inline int direct_copy_error = 0;
 }
 
 /// Memory: with the datatype transport the Views' data pointers go to MPI as
@@ -152,6 +158,9 @@ public:
   HaloTransport transport() const { return transport_; }
   /// packed: the buffers go through host mirrors around MPI.
   bool host_staged() const;
+  /// packed: the blocks this process sends itself, copied by the pack kernel
+  /// straight from interior to ghosts (0 for datatypes).
+  int direct_blocks() const;
   bool gpu_aware_mpi() const { return gpu_aware_mpi_; }
   /// The datatype transport's exchange; throws iso::Error for packed.
   const iso::HaloExchange& exchange() const;
