@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The fixed cost of a small exchange: 3-D Moore r=1 alltoall (26 blocks) and
-# allgather with self (27 blocks) of 1..64 B per block (and 4 KiB, 16 KiB to
+# allgather with self (27 blocks) of 1..64 B per block (28 and 29 B: the two
+# sides of the inline-send limit for alltoall's 9-block messages; 4 KiB to
 # show where posting stops mattering), at NP ranks (default 2), on shared
 # memory and over TCP loopback (--mca btl tcp,self). Contenders: torus and
-# direct with the default posting (automatic: fresh requests up to 4000 B per
+# direct with the default posting (automatic: fresh requests up to 256 B per
 # message) and with persistent requests forced (@persistent), auto, the
 # MPI_Sendrecv bounds of both schedules, MPI_Neighbor_alltoall/allgather.
 # About 40 s in all on the project's 2-core VM.
@@ -35,7 +36,7 @@ bench_build "$LOG" iso-bench
 source scripts/mpi-launcher.sh
 mpi_launcher "$NP"
 
-SIZES=1,2,4,8,16,32,64,4K,16K; REPS=200; LAUNCHES=3
+SIZES=1,2,4,8,16,28,29,32,64,4K; REPS=200; LAUNCHES=3
 ((QUICK)) && SIZES=1,64 && REPS=20 && LAUNCHES=1
 # The 27 offsets of 3-D Moore r=1 with the process itself.
 SELF="$OUT/moore-d3-r1-self.txt"

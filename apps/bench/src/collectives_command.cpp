@@ -61,7 +61,7 @@ public:
         "bound-direct (the schedule's rounds as plain contiguous MPI_Sendrecv: the best zero-copy\n"
         "can do). Not by default: basis, tune, iso-mpi. A suffix :pK limits an isomorphic contender\n"
         "to K messages in flight; @fresh or @persistent fixes how it posts its messages\n"
-        "(OperationOptions::posting; default: fresh up to 4000 B per message): torus@persistent.\n\n"
+        "(OperationOptions::posting; default: fresh up to 256 B per message): torus@persistent.\n\n"
         "What auto and tune chose is printed after each time (-> torus, -> direct:p2), in a table\n"
         "after each summary table and in the CSV column chosen: the algorithm, with :pK where it\n"
         "runs with at most K messages in flight (tune always names K, p0 = no limit; where\n"
