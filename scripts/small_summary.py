@@ -13,11 +13,12 @@ import csv
 import sys
 from collections import defaultdict
 
-SMALL = (1, 2, 4, 8, 16, 32, 64)
+SMALL = (1, 2, 4, 8, 16, 28, 29, 32, 64)
 
 
 def load(path):
     times = defaultdict(dict)  # (operation, size) -> contender -> median us
+    fastest = defaultdict(dict)  # ... -> fastest launch's median (min_us)
     chosen = {}
     meta = {}
     with open(path, newline="") as f:
@@ -26,10 +27,11 @@ def load(path):
                 continue
             key = (row["operation"], int(row["size_bytes"]))
             times[key][row["contender"]] = float(row["median_us"])
+            fastest[key][row["contender"]] = float(row["min_us"])
             if row["contender"] == "auto":
                 chosen[key] = row["chosen"]
             meta = row
-    return times, chosen, meta
+    return times, fastest, chosen, meta
 
 
 def worst(values):
@@ -41,7 +43,7 @@ def best(values):
 
 
 def transport_section(name, path, out):
-    times, chosen, meta = load(path)
+    times, fastest, chosen, meta = load(path)
     out.append(f"## {name}\n")
     if meta:
         out.append(f"{meta['mpi_library'].split(',')[0]}, np {meta['np']}, grid {meta['proc_dims']}, "
@@ -86,11 +88,11 @@ def transport_section(name, path, out):
                 status.append((f"alltoall {label} within 1.3x of its Sendrecv bound, 1-64 B", f"max {v:.2f}x at {s} B",
                                met if "persistent" not in contender else "(reference)"))
     for alg in ("torus", "direct", "auto"):
-        got = [(times[("allgather", s)][alg], s) for s in (4, 8, 16, 32, 64)
+        got = [(times[("allgather", s)][alg], s) for s in SMALL if s >= 4
                if alg in times.get(("allgather", s), {})]
         if got:
             v, s = worst(got)
-            bound = collect("allgather", alg if alg != "auto" else "auto", "bound-torus", (4, 8, 16, 32, 64))
+            bound = collect("allgather", alg if alg != "auto" else "auto", "bound-torus", tuple(s for s in SMALL if s >= 4))
             extra = f"; max {worst(bound)[0]:.2f}x bound-torus" if bound else ""
             met = "met" if v <= 1.5 else "**missed**"
             status.append((f"allgather 27 blocks, 4-64 B: {alg} <= 1.5 us", f"max {v:.3f} us at {s} B{extra}",
@@ -100,18 +102,23 @@ def transport_section(name, path, out):
         v, s = best(got)
         status.append(("alltoall auto >= 2.5x faster than MPI_Neighbor_alltoall, 1-64 B", f"min {v:.2f}x at {s} B",
                        "met" if v >= 2.5 else "**missed**"))
-    behind = []
-    for (op, size), t in times.items():
-        if "auto" not in t:
-            continue
-        rivals = {c: v for c, v in t.items() if not c.startswith("bound") and c != "auto"}
-        if rivals:
-            fastest = min(rivals, key=rivals.get)
-            behind.append((t["auto"] / rivals[fastest], f"{op} {size} B (fastest {fastest})"))
-    if behind:
-        v, where = worst(behind)
-        status.append(("auto within 5 % of the fastest contender, every size", f"worst {v:.3f} at {where}",
-                       "met" if v <= 1.05 else "**missed**"))
+    # Auto against the fastest other contender (bounds aside), by medians and
+    # by the fastest launch: where auto runs the very operation of the
+    # contender it chose, what separates them is the machine's noise.
+    for label, table in (("medians", times), ("fastest launches", fastest)):
+        behind = []
+        for (op, size), t in table.items():
+            if "auto" not in t:
+                continue
+            rivals = {c: v for c, v in t.items() if not c.startswith("bound") and c != "auto"}
+            if rivals:
+                best_rival = min(rivals, key=rivals.get)
+                behind.append((t["auto"] / rivals[best_rival],
+                               f"{op} {size} B (fastest {best_rival}; auto chose {chosen.get((op, size), '?')})"))
+        if behind:
+            v, where = worst(behind)
+            status.append((f"auto within 5 % of the fastest contender, every size ({label})",
+                           f"worst {v:.3f} at {where}", "met" if v <= 1.05 else "**missed**"))
     out.append("| target | measured | status |")
     out.append("|---|---|---|")
     for what, measured, met in status:
