@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The small-exchange targets from scripts/bench_small.sh's CSVs, as markdown.
 
-    small_summary.py SHM_CSV TCP_CSV [--load TEXT]
+    small_summary.py SHM_CSV [TCP_CSV] [--load TEXT]
 
 Every figure is a ratio of medians taken in the same run (iso-bench
 collectives rows: median_us of the launches' medians). Contenders named
@@ -129,7 +129,7 @@ def transport_section(name, path, out):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("shm")
-    parser.add_argument("tcp")
+    parser.add_argument("tcp", nargs="?")
     parser.add_argument("--load", default="")
     args = parser.parse_args()
     out = ["# The fixed cost of a small exchange\n",
@@ -138,7 +138,8 @@ def main():
     if args.load:
         out.append(f"Load average: {args.load}.\n")
     transport_section("shared memory", args.shm, out)
-    transport_section("TCP loopback (--mca btl tcp,self)", args.tcp, out)
+    if args.tcp:
+        transport_section("TCP loopback (--mca btl tcp,self)", args.tcp, out)
     sys.stdout.write("\n".join(out) + "\n")
 
 
