@@ -30,6 +30,11 @@
 # autotune-tcp.csv, autotune.md, plots/ratios_*.png; appended to summary.md):
 # scripts/bench_autotune.sh, which also runs alone.
 #
+# Small messages: 3-D Moore r=1 alltoall and allgather of 1-64 B blocks,
+# torus and direct with fresh and with persistent posting against their
+# MPI_Sendrecv bounds, shared memory and TCP (small-messages/summary.md,
+# appended to summary.md): scripts/bench_small.sh, which also runs alone.
+#
 # Deep halos: time per step against halo.depth k and auto's pick, Jacobi 3-D
 # and Life 2-D at 8^3 and 32^3 cells per rank, shared memory and TCP
 # (depth/depth.csv, depth/depth.md; appended to summary.md):
@@ -54,7 +59,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    *) bench_option bench.sh 40 "$@"; shift "$bench_shift" ;;
+    *) bench_option bench.sh 45 "$@"; shift "$bench_shift" ;;
   esac
 done
 
@@ -208,6 +213,12 @@ run autotune env BUILD_DIR="$B" NP="$NP" bash scripts/bench_autotune.sh "${AUTOT
 DEPTH_ARGS=(--out "$OUT/depth")
 if ((QUICK)); then DEPTH_ARGS+=(--quick); fi
 run depth env BUILD_DIR="$B" NPS="$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
+# The fixed cost of a small exchange: torus and direct of 1-64 B blocks
+# against their MPI_Sendrecv bounds, fresh against persistent posting, shared
+# memory and TCP (scripts/bench_small.sh, which also runs alone).
+SMALL_ARGS=(--out "$OUT/small-messages")
+if ((QUICK)); then SMALL_ARGS+=(--quick); fi
+run small-messages env BUILD_DIR="$B" NP="$NP" JOBS="$JOBS" bash scripts/bench_small.sh "${SMALL_ARGS[@]}"
 # The packed halo transport against the datatype one (same run, ratios).
 if ((QUICK)); then PACKED_SIZES=(--size3 8); PACKED_REPS=5; else PACKED_SIZES=(--size3 16 64); PACKED_REPS=40; fi
 run halo-packed "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" --cases jacobi27 "${PACKED_SIZES[@]}" \
@@ -230,5 +241,6 @@ if ((BACKENDS)); then
 fi
 { echo; cat "$OUT/autotune.md"; } >>"$OUT/summary.md"
 { echo; echo "## Deep halos (halo.depth)"; echo; cat "$OUT/depth/depth.md"; } >>"$OUT/summary.md"
+{ echo; sed 's/^#/##/' "$OUT/small-messages/summary.md"; } >>"$OUT/summary.md"
 END=$(date +%s)
 say "done: benchmarks $((RAN - BUILT)) s, whole run $((END - START)) s; $OUT/summary.md, plots in $OUT/plots"

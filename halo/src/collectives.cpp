@@ -178,7 +178,8 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
   // Scheduled candidates come from the neighborhood's schedules (see schedule_of).
   auto build = [&](Algorithm algorithm, int ports) {
     return algorithm == Algorithm::mpi ? build_native(neighborhood, collective, buffers)
-                                       : build_scheduled(neighborhood, algorithm, collective, buffers, ports);
+                                       : build_scheduled(neighborhood, algorithm, collective, buffers, ports,
+                                                         options.posting);
   };
 
   // Rank 0 reads the cache and broadcasts what it found: found, algorithm,
@@ -348,6 +349,9 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
                bool irregular, bool absolute_addresses = false) {
   if (options.ports < 0)
     error = "ports is " + std::to_string(options.ports) + "; give 0 (no limit) or a positive count";
+  const int posting = static_cast<int>(options.posting);
+  if (error.empty() && (posting < static_cast<int>(Posting::automatic) || posting > static_cast<int>(Posting::fresh)))
+    error = "posting is " + std::to_string(posting) + "; give Posting::automatic, persistent or fresh";
   if (error.empty()) error = check_blocks(buffers.send, "send");
   if (error.empty()) error = check_blocks(buffers.recv, "receive");
   // alltoallw may address blocks absolutely from MPI_BOTTOM (a null pointer).
@@ -372,7 +376,8 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
                            ? choose_algorithm(neighborhood, collective, buffers, options.ports)
                            : Choice{options.algorithm, options.ports};
   if (choice.algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
-  return make_operation(build_scheduled(neighborhood, choice.algorithm, collective, std::move(buffers), choice.ports));
+  return make_operation(
+      build_scheduled(neighborhood, choice.algorithm, collective, std::move(buffers), choice.ports, options.posting));
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,

@@ -1,8 +1,9 @@
-// An operation's persistent requests and local moves, built from this
-// process's schedule: staging slots for blocks in transit, message datatypes
-// or plain runs of bytes, copies inside the process, grouped in steps. The
-// part that depends only on the buffers' layout (the execution plan) is
-// kept, and a later operation with the same layout only makes requests.
+// An operation's messages and local moves, built from this process's
+// schedule: staging slots for blocks in transit, message datatypes or plain
+// runs of bytes, copies inside the process, grouped in steps. The part that
+// depends only on the buffers' layout (the execution plan) is kept, and a
+// later operation with the same layout only makes its requests (persistent
+// ones, or none where it posts afresh: docs/design/irregular.md#posting).
 #include "operation_internal.hpp"
 #include "smpi_compat.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 // Gives an operation its own memory for the plan's regions and the requests
 // of its messages. Tags are tag_base + round index, wrapped at the limit.
 void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> plan, const Buffers& buffers,
-                 int tag_base) {
+                 int tag_base, Posting posting) {
   int tag_ub_flag = 0;
   int* tag_ub = nullptr;
   ISO_MPI_CHECK(MPI_Comm_get_attr(impl.comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
@@ -40,21 +41,24 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
     impl.bases[region_image + k] = image;
     image += static_cast<MPI_Aint>(plan->image_bytes[k]);
   }
+  // SMPI 3.32 loses the message of a restarted persistent send whose
+  // receiver has not restarted its receive yet: there every post is fresh.
+  impl.fresh = ISO_SMPI || posting == Posting::fresh ||
+               (posting == Posting::automatic && plan->largest_message <= fresh_posting_limit);
   impl.requests.assign(plan->messages.size(), MPI_REQUEST_NULL);
+  impl.tags.assign(impl.fresh ? plan->messages.size() : 0, 0);
   for (std::size_t k = 0; k < plan->messages.size(); ++k) {
     const PlainMessage& message = plan->messages[k];
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
+    if (impl.fresh) {
+      impl.tags[k] = tag;
+      continue;
+    }
     // A derived message type holds absolute addresses: it goes from MPI_BOTTOM.
     const bool typed = message.region == region_absolute;
     void* where = typed ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
-#if ISO_SMPI
-    // SMPI 3.32 loses the message of a restarted persistent send whose
-    // receiver has not restarted its receive yet: post() sends afresh.
-    impl.tags.push_back(tag);
-    continue;
-#endif
     if (message.sending)
       ISO_MPI_CHECK(MPI_Send_init(where, message.elements, message.element, message.peer, tag, impl.comm,
                                   &impl.requests[k]));
@@ -68,7 +72,8 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
 }  // namespace
 
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
-                                                 Collective collective, Buffers buffers, int ports) {
+                                                 Collective collective, Buffers buffers, int ports,
+                                                 Posting posting) {
   auto impl = std::make_unique<Operation::Impl>();
   const std::shared_ptr<const Schedule> shared_schedule = neighborhood.shared_schedule(algorithm, collective);
   const Schedule& plan = *shared_schedule;
@@ -91,7 +96,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   const PlanKey key = plan_key(shared_schedule, neighborhood.rank(), ports, buffers, facts);
   if (key.usable)
     if (std::shared_ptr<const ExecutionPlan> cached = find_plan(key)) {
-      instantiate(*impl, std::move(cached), buffers, tag_base);
+      instantiate(*impl, std::move(cached), buffers, tag_base, posting);
       return impl;
     }
   auto built = std::make_shared<ExecutionPlan>();
@@ -191,6 +196,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       message.round_index = round_index;
       message.elements = static_cast<int>(total / element_size);
       message.element = element;
+      out.largest_message = std::max(out.largest_message, total);
       if (runs.size() == 1) {
         message.region = runs[0].region;
         message.offset = offset_in(runs[0].region, runs[0].address);
@@ -220,6 +226,9 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     // operation's alone.
     auto typed = [&](MPI_Datatype type, bool sending, int peer) {
       impl->types.push_back(type);
+      int bytes = 0;
+      ISO_MPI_CHECK(MPI_Type_size(type, &bytes));
+      out.largest_message = std::max(out.largest_message, static_cast<long>(bytes));
       PlainMessage message;
       message.sending = sending, message.peer = peer, message.round_index = round_index;
       message.region = region_absolute, message.elements = 1, message.element = type;
@@ -385,7 +394,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   stride(out.moves, out.move_begin);
   stride(out.unpacks, out.unpack_begin);
   if (key.usable && out.relocatable) store_plan(key, built);
-  instantiate(*impl, std::move(built), buffers, tag_base);
+  instantiate(*impl, std::move(built), buffers, tag_base, posting);
   return impl;
 }
 

@@ -191,6 +191,7 @@ struct ExecutionPlan {
   // plain, can be instantiated on other buffers: these say how.
   bool relocatable = true;
   std::vector<PlainMessage> messages;  // one per request, in request order
+  long largest_message = 0;            // bytes of its largest message (Posting::automatic)
   std::size_t scratch_units = 0;       // max_align_t elements of the T/T2 slots
   std::vector<std::size_t> image_bytes;
 
@@ -211,7 +212,10 @@ struct Operation::Impl {
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
   std::vector<MPI_Request> requests;
-  std::vector<int> tags;  // SMPI only: each message's tag, for post() (smpi_compat.hpp)
+  // Posting::fresh: post() makes each step's requests anew (MPI_Irecv,
+  // MPI_Isend), each message with its tag here; else they are persistent.
+  bool fresh = false;
+  std::vector<int> tags;
   std::vector<char> bounce;
   std::vector<char> images;  // contiguous images of small multi-block messages, back to back
   int current = -1;             // active step, -1 when inactive
@@ -259,8 +263,10 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
                                               const Buffers& buffers);
 // Builds the persistent requests of every round plus the final local copies
 // (operation_build.cpp), from the process's cached plan where one fits.
+// `posting` decides only how the requests are made, never the plan.
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
-                                                 Collective collective, Buffers buffers, int ports = 0);
+                                                 Collective collective, Buffers buffers, int ports = 0,
+                                                 Posting posting = Posting::automatic);
 
 // The process's caches (setup_cache.cpp). Both are bounded; operations keep
 // the plans they run.

@@ -2,7 +2,6 @@
 // start posts the first step, test and wait advance the steps of every
 // active operation of the process.
 #include "operation_internal.hpp"
-#include "smpi_compat.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -71,11 +70,15 @@ void Operation::Impl::post(int step) {
   // A step's local moves touch no slot its messages touch (execution_steps).
   const detail::ExecutionPlan& p = *plan;
   make_moves(p.moves, p.move_begin[step], p.move_begin[step + 1]);
-  const int count = p.step_begin[step + 1] - p.step_begin[step];
-#if ISO_SMPI
-  // Fresh requests (see instantiate() in operation_build.cpp).
-  (void)count;
-  for (int k = p.step_begin[step]; k < p.step_begin[step + 1]; ++k) {
+  const int first = p.step_begin[step], last = p.step_begin[step + 1];
+  if (!fresh) {
+    if (last > first) ISO_MPI_CHECK(MPI_Startall(last - first, requests.data() + first));
+    return;
+  }
+  // Posting::fresh (instantiate() in operation_build.cpp): the step's
+  // receives and sends made anew, in the plan's order (a round's receive
+  // before its send).
+  for (int k = first; k < last; ++k) {
     const detail::PlainMessage& message = p.messages[static_cast<std::size_t>(k)];
     void* where = message.region == detail::region_absolute
                       ? MPI_BOTTOM
@@ -85,9 +88,6 @@ void Operation::Impl::post(int step) {
     else
       ISO_MPI_CHECK(MPI_Irecv(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
   }
-#else
-  if (count > 0) ISO_MPI_CHECK(MPI_Startall(count, requests.data() + p.step_begin[step]));
-#endif
 }
 
 // The raw copies inline: a halo of scattered doubles makes tens of thousands
@@ -249,6 +249,21 @@ const Schedule& Operation::schedule() const {
 }
 
 Algorithm Operation::algorithm() const { return schedule().algorithm; }
+
+const char* to_string(Posting posting) {
+  switch (posting) {
+    case Posting::automatic: return "auto";
+    case Posting::persistent: return "persistent";
+    case Posting::fresh: return "fresh";
+  }
+  return "?";
+}
+
+Posting Operation::posting() const {
+  if (!impl_) throw Error("iso::Operation::posting: the operation is empty");
+  if (impl_->native) return impl_->native_persistent ? Posting::persistent : Posting::fresh;
+  return impl_->fresh ? Posting::fresh : Posting::persistent;
+}
 
 int Operation::ports() const {
   if (!impl_) throw Error("iso::Operation::ports: the operation is empty");

@@ -250,6 +250,28 @@ TEST_F(BadArguments, MismatchedBlockSizes) {
                    2, 3, false, false);
 }
 
+TEST_F(BadArguments, PostingOutOfRange) {
+  // An enum value cast from a bad integer (a C caller, a corrupt deck) on one
+  // rank only: the same error everywhere, never a silent default.
+  const int bad_rank = world_size() - 1;
+  for (iso::Collective collective : {iso::Collective::alltoall, iso::Collective::allgather}) {
+    iso::OperationOptions options;
+    options.posting = world_rank() == bad_rank ? static_cast<iso::Posting>(7) : iso::Posting::fresh;
+    std::string message;
+    {
+      Watchdog watchdog("posting out of range", 60);
+      message = error_of([&] {
+        iso::Operation op = collective == iso::Collective::alltoall
+                                ? iso::alltoall_init(nbh, send.data(), 2, MPI_INT, recv.data(), 2, MPI_INT, options)
+                                : iso::allgather_init(nbh, send.data(), 2, MPI_INT, recv.data(), 2, MPI_INT, options);
+      });
+    }
+    expect_same_error_everywhere(message, std::string("posting 7 on rank ") + std::to_string(bad_rank) + " (" +
+                                              iso::to_string(collective) + ")",
+                                 {"posting"});
+  }
+}
+
 TEST_F(BadArguments, NullDatatype) {
   check_everywhere("MPI_DATATYPE_NULL", {"datatype", "type"}, 2, 2, false, false, MPI_DATATYPE_NULL,
                    MPI_INT);

@@ -472,6 +472,9 @@ RunResult run_library(const iso::Neighborhood& nbh, const LayoutPair& layouts,
   // Port limits vary with the case (the same on every rank): 0 (no limit),
   // one message each way at a time, 2 and 3.
   options.ports = (generation / 2) % 4;
+  // Posting too: automatic (what a caller gets: fresh up to the limit,
+  // persistent above), forced persistent, forced fresh.
+  options.posting = static_cast<iso::Posting>((generation / 8) % 3);
   try {
     iso::Operation op =
         collective == iso::Collective::alltoall
@@ -513,16 +516,18 @@ Watchdog::~Watchdog() {
 }
 
 Exchange::Exchange(const iso::Neighborhood& nbh, const LayoutPair& layouts,
-                   iso::Collective collective, iso::Algorithm algorithm)
+                   iso::Collective collective, iso::Algorithm algorithm, iso::Posting posting)
     : nbh_(&nbh),
       layouts_(&layouts),
       collective_(collective),
       algorithm_(algorithm),
+      posting_(posting),
       send_(layouts.send, send_blocks(nbh.size(), collective)),
       recv_(layouts.recv, nbh.size()) {
   prepare(0);
   iso::OperationOptions options;
   options.algorithm = algorithm;
+  options.posting = posting;
   op_ = collective == iso::Collective::alltoall
             ? iso::alltoall_init(nbh, send_.data(), layouts.send.count, layouts.send.type,
                                  recv_.data(), layouts.recv.count, layouts.recv.type, options)
@@ -546,7 +551,8 @@ std::string Exchange::check(int generation) const {
 }
 
 std::string Exchange::name() const {
-  return std::string(iso::to_string(collective_)) + "/" + iso::to_string(algorithm_) + " [" +
+  return std::string(iso::to_string(collective_)) + "/" + iso::to_string(algorithm_) + "@" +
+         iso::to_string(posting_) + " [" +
          layouts_->describe() + "] offsets " + nbh_->offsets().to_string();
 }
 

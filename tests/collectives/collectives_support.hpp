@@ -180,6 +180,8 @@ Buffer mpi_reference(MPI_Comm cart, const Partners& partners, const LayoutPair& 
 /// The library's result for one algorithm and collective, with send buffer
 /// generation `generation`. Collective over the neighborhood. Sets `error` to
 /// the exception text where init/run threw (then the result is meaningless).
+/// The generation also picks the options: ports (generation / 2) % 4 and
+/// posting (generation / 8) % 3 (automatic, persistent, fresh).
 struct RunResult {
   Buffer recv;
   bool send_unchanged = true;
@@ -216,7 +218,7 @@ private:
 class Exchange {
 public:
   Exchange(const iso::Neighborhood& nbh, const LayoutPair& layouts, iso::Collective collective,
-           iso::Algorithm algorithm);
+           iso::Algorithm algorithm, iso::Posting posting = iso::Posting::automatic);
   /// Writes generation `generation` into the send buffer and the sentinel into
   /// the receive buffer, in place.
   void prepare(int generation);
@@ -232,6 +234,7 @@ private:
   const LayoutPair* layouts_;
   iso::Collective collective_;
   iso::Algorithm algorithm_;
+  iso::Posting posting_;
   Buffer send_;
   Buffer recv_;
   iso::Operation op_;

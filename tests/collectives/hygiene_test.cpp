@@ -42,11 +42,12 @@ TEST(CollectivesHygiene, NoHandleLeaksNoPendingRequestsNoAllocationInStartWait) 
     for (iso::Collective collective : {iso::Collective::alltoall, iso::Collective::allgather})
       for (iso::Algorithm algorithm :
            {iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct})
-        exchanges.push_back(std::make_unique<Exchange>(nbh, layouts.get(), collective, algorithm));
+        for (iso::Posting posting : {iso::Posting::persistent, iso::Posting::fresh})
+          exchanges.push_back(std::make_unique<Exchange>(nbh, layouts.get(), collective, algorithm, posting));
     const HandleCounts after_init = handle_counts();
     library_calls = after_init.calls - after_setup.calls;
     if (world_rank() == 0)
-      std::printf("[hygiene] rank 0 after creating 6 operations: %s (before: %s)\n",
+      std::printf("[hygiene] rank 0 after creating 12 operations: %s (before: %s)\n",
                   show(after_init).c_str(), show(after_setup).c_str());
     for (auto& ex : exchanges) {
       // Warm up (first runs may set up MPI-internal state), then count.

@@ -34,14 +34,18 @@ void expect_all_ranks(const std::string& local_failure, const std::string& what)
 TEST(CollectivesPersistence, FiftyStartsWithChangingData) {
   iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, false});
   iso::Neighborhood nbh(cart.get(), offsets_2d());
-  for (int kind : {6, 0}) {
+  // Two layouts (strided vector, ints), each with persistent and with fresh requests.
+  for (int variant = 0; variant < 4; ++variant) {
+    const int kind = variant % 2 == 0 ? 6 : 0;
+    const iso::Posting posting = variant < 2 ? iso::Posting::persistent : iso::Posting::fresh;
     ScopedLayouts layouts(make_layout_pair(kind, 7));
     for (iso::Collective collective : collectives)
       for (iso::Algorithm algorithm : algorithms) {
         std::string failure;
-        Exchange ex(nbh, layouts.get(), collective, algorithm);
+        Exchange ex(nbh, layouts.get(), collective, algorithm, posting);
         iso::Operation& op = ex.op();
         if (op.algorithm() != algorithm) failure = "algorithm() differs from the requested one";
+        if (op.posting() != posting) failure = "posting() differs from the requested one";
         if (op.schedule().num_blocks != nbh.size() || op.schedule().collective != collective)
           failure = "schedule() does not describe this operation";
         if (op.active()) failure = "active() before the first start";
@@ -88,21 +92,28 @@ struct Fleet {
   ScopedLayouts neglb4{make_layout_pair(7, 4)};
   std::vector<std::unique_ptr<Exchange>> ops;
 
+  // Posting alternates between the operations and between neighbouring
+  // ranks (a process's own choice); A and E, alike but for their tags, post
+  // differently from each other.
+  static iso::Posting posting(std::size_t op) {
+    return (op + static_cast<std::size_t>(world_rank())) % 2 == 0 ? iso::Posting::fresh : iso::Posting::persistent;
+  }
+
   Fleet() {
     ops.push_back(std::make_unique<Exchange>(nbh1, ints5.get(), iso::Collective::alltoall,
-                                             iso::Algorithm::torus));
+                                             iso::Algorithm::torus, posting(0)));
     ops.push_back(std::make_unique<Exchange>(nbh2, vector6.get(), iso::Collective::allgather,
-                                             iso::Algorithm::direct));
+                                             iso::Algorithm::direct, posting(1)));
     ops.push_back(std::make_unique<Exchange>(nbh1, doubles3.get(), iso::Collective::alltoall,
-                                             iso::Algorithm::linear));
+                                             iso::Algorithm::linear, posting(2)));
     ops.push_back(std::make_unique<Exchange>(nbh1, neglb4.get(), iso::Collective::allgather,
-                                             iso::Algorithm::torus));
+                                             iso::Algorithm::torus, posting(3)));
     ops.push_back(std::make_unique<Exchange>(nbh1, ints5.get(), iso::Collective::alltoall,
-                                             iso::Algorithm::torus));
+                                             iso::Algorithm::torus, posting(4 + 1)));
     ops.push_back(std::make_unique<Exchange>(nbh2, ints5.get(), iso::Collective::alltoall,
-                                             iso::Algorithm::direct));
+                                             iso::Algorithm::direct, posting(5)));
     ops.push_back(std::make_unique<Exchange>(nbh1, doubles3.get(), iso::Collective::allgather,
-                                             iso::Algorithm::direct));
+                                             iso::Algorithm::direct, posting(6)));
   }
   int generation(int iteration, std::size_t op) const {
     return 1 + iteration * 8 + static_cast<int>(op);

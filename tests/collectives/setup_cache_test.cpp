@@ -82,10 +82,11 @@ void expect_everywhere(const std::string& failure, const std::string& what) {
   if (!ok && world_rank() == 0) ADD_FAILURE() << what << " failed on some rank(s)";
 }
 
-iso::OperationOptions with(iso::Algorithm algorithm, int ports = 0) {
+iso::OperationOptions with(iso::Algorithm algorithm, int ports = 0, iso::Posting posting = iso::Posting::automatic) {
   iso::OperationOptions options;
   options.algorithm = algorithm;
   options.ports = ports;
+  options.posting = posting;
   return options;
 }
 
@@ -97,30 +98,63 @@ TEST(CollectivesSetupCache, SecondInitOnOtherBuffersReusesThePlan) {
          {iso::Algorithm::linear, iso::Algorithm::torus, iso::Algorithm::direct, iso::Algorithm::basis}) {
       const std::string what = std::string(iso::to_string(algorithm)) +
                                (collective == iso::Collective::alltoall ? " alltoall" : " allgather");
-      iso::clear_setup_caches();
-      const iso::SetupCacheCounts before = iso::setup_cache_counts();
-      std::string failure;
-      // 3 ints per block: small messages, through packed images where blocks are scattered.
-      auto first = std::make_unique<IntExchange>(nbh, collective, 3, 0, with(algorithm));
-      const iso::SetupCacheCounts middle = iso::setup_cache_counts();
-      IntExchange second(nbh, collective, 3, 5, with(algorithm));
-      const iso::SetupCacheCounts after = iso::setup_cache_counts();
-      if (middle.plan_misses != before.plan_misses + 1 || middle.plan_hits != before.plan_hits)
-        failure = "the first operation did not build a plan";
-      else if (after.plan_hits != middle.plan_hits + 1)
-        failure = "the second operation did not reuse the first one's plan";
-      // Alternating generations: each runs on its own buffers.
-      for (int generation = 1; generation <= 4 && failure.empty(); ++generation) {
-        failure = first->run(2 * generation);
-        if (failure.empty()) failure = second.run(2 * generation + 1);
+      // The plan is the same however its requests are posted: a persistent
+      // operation's plan serves a fresh one and the other way round.
+      for (const bool fresh_first : {false, true}) {
+        const iso::Posting first_posting = fresh_first ? iso::Posting::fresh : iso::Posting::persistent;
+        const iso::Posting second_posting = fresh_first ? iso::Posting::persistent : iso::Posting::fresh;
+        iso::clear_setup_caches();
+        const iso::SetupCacheCounts before = iso::setup_cache_counts();
+        std::string failure;
+        // 3 ints per block: small messages, through packed images where blocks are scattered.
+        auto first = std::make_unique<IntExchange>(nbh, collective, 3, 0, with(algorithm, 0, first_posting));
+        const iso::SetupCacheCounts middle = iso::setup_cache_counts();
+        IntExchange second(nbh, collective, 3, 5, with(algorithm, 0, second_posting));
+        const iso::SetupCacheCounts after = iso::setup_cache_counts();
+        if (middle.plan_misses != before.plan_misses + 1 || middle.plan_hits != before.plan_hits)
+          failure = "the first operation did not build a plan";
+        else if (after.plan_hits != middle.plan_hits + 1)
+          failure = "the second operation did not reuse the first one's plan";
+        else if (first->op.posting() != first_posting || second.op.posting() != second_posting)
+          failure = "posting() differs from the requested one";
+        // Alternating generations: each runs on its own buffers.
+        for (int generation = 1; generation <= 4 && failure.empty(); ++generation) {
+          failure = first->run(2 * generation);
+          if (failure.empty()) failure = second.run(2 * generation + 1);
+        }
+        // The cache dropped and the first operation gone: the second keeps its plan.
+        iso::clear_setup_caches();
+        first.reset();
+        if (failure.empty()) failure = second.run(11);
+        if (failure.empty() && iso::setup_cache_counts().plans != 0) failure = "clear_setup_caches left plans";
+        expect_everywhere(failure, what + (fresh_first ? ", fresh then persistent" : ", persistent then fresh"));
       }
-      // The cache dropped and the first operation gone: the second keeps its plan.
-      iso::clear_setup_caches();
-      first.reset();
-      if (failure.empty()) failure = second.run(11);
-      if (failure.empty() && iso::setup_cache_counts().plans != 0) failure = "clear_setup_caches left plans";
-      expect_everywhere(failure, what);
     }
+}
+
+// Posting::automatic posts afresh while no message exceeds
+// iso::fresh_posting_limit bytes, and persistent requests above; either way
+// the result is the collective's. Torus on a 1-D ring with offsets +1 and
+// -1: each round carries one block, so a block of the limit is the largest
+// message. On one process every round is a local copy: nothing to post, and
+// the (empty) fresh path is taken.
+TEST(CollectivesSetupCache, AutomaticPostingFollowsTheLargestMessage) {
+  iso::CartComm cart(MPI_COMM_WORLD, {world_size()}, {true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList(1, {1, -1}));
+  const int at_limit = static_cast<int>(iso::fresh_posting_limit / static_cast<long>(sizeof(int)));
+  std::string failure;
+  int generation = 0;
+  for (iso::Collective collective : {iso::Collective::alltoall, iso::Collective::allgather})
+    for (const int count : {1, at_limit, at_limit + 1}) {
+      IntExchange ex(nbh, collective, count, 1, with(iso::Algorithm::torus));
+      const iso::Posting expected =
+          count <= at_limit || world_size() == 1 ? iso::Posting::fresh : iso::Posting::persistent;
+      if (failure.empty() && ex.op.posting() != expected)
+        failure = std::to_string(count) + " ints per block: posted " + iso::to_string(ex.op.posting()) + ", expected " +
+                  iso::to_string(expected);
+      if (failure.empty()) failure = ex.run(++generation);
+    }
+  expect_everywhere(failure, "automatic posting");
 }
 
 TEST(CollectivesSetupCache, AnotherLayoutPortLimitOrCollectiveIsAnotherPlan) {

@@ -43,6 +43,8 @@ struct Contender {
   iso::Algorithm algorithm;  // iso: the algorithm; bound: the schedule it follows
   bool by_default;
   int ports = 0;  // iso: OperationOptions::ports ("torus:p2"); 0: no limit
+  // iso: OperationOptions::posting ("torus@persistent", "torus@fresh")
+  iso::Posting posting = iso::Posting::automatic;
 };
 
 #if MPI_VERSION >= 4 && !defined(SMPI_H)  // SimGrid SMPI: no MPI_Neighbor_* at all
@@ -126,7 +128,8 @@ std::string chosen_label(const iso::Operation& op);
 /// tune's measurements: "linear:p0 12.30, torus:p0 4.10, ..." (us per call).
 std::string trials_text(const std::vector<iso::TuneTrial>& trials);
 
-std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports = 0);
+std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports = 0,
+                                      iso::Posting posting = iso::Posting::automatic);
 std::unique_ptr<Prepared> prepare_mpi(const Point& p, const Graph& graph, bool persistent);
 std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm, MPI_Comm comm);
 

@@ -70,26 +70,41 @@ std::vector<Contender> select_contenders(const std::string& list) {
       if (c.by_default) contenders.push_back(c);
   } else {
     for (const std::string& name : split_list(list)) {
+      // "torus@fresh", "torus@persistent": an isomorphic contender whose
+      // messages are posted that way (OperationOptions::posting).
+      const std::size_t at = name.find('@');
+      iso::Posting posting = iso::Posting::automatic;
+      if (at != std::string::npos) {
+        const std::string how = name.substr(at + 1);
+        if (how == "fresh")
+          posting = iso::Posting::fresh;
+        else if (how == "persistent")
+          posting = iso::Posting::persistent;
+        else
+          throw UsageError("--contenders: \"" + name + "\": after @ give fresh or persistent");
+      }
       // "torus:p2": an isomorphic contender with at most 2 messages in flight each way.
-      const std::size_t colon = name.find(":p");
+      const std::string unposted = name.substr(0, at);
+      const std::size_t colon = unposted.find(":p");
       int ports = 0;
-      std::string base = name;
+      std::string base = unposted;
       if (colon != std::string::npos) {
-        base = name.substr(0, colon);
-        const std::string count = name.substr(colon + 2);
+        base = unposted.substr(0, colon);
+        const std::string count = unposted.substr(colon + 2);
         if (count.empty() || count.size() > 6 || count.find_first_not_of("0123456789") != std::string::npos ||
             std::stoi(count) < 1)
           throw UsageError("--contenders: \"" + name + "\": the port count after :p must be 1 to 999999");
         ports = std::stoi(count);
       }
       auto found = std::find_if(known.begin(), known.end(), [&](const Contender& c) { return c.name == base; });
-      if (found != known.end() && ports > 0) {
+      if (found != known.end() && (ports > 0 || at != std::string::npos)) {
         if (found->kind != Kind::iso || found->algorithm == iso::Algorithm::mpi)
           throw UsageError("--contenders: \"" + name +
-                           "\": only linear, torus, direct, basis, auto and tune take :pK");
+                           "\": only linear, torus, direct, basis, auto and tune take :pK or @posting");
         Contender limited = *found;
         limited.name = name;
         limited.ports = ports;
+        limited.posting = posting;
         limited.by_default = false;
         if (std::none_of(contenders.begin(), contenders.end(), [&](const Contender& c) { return c.name == name; }))
           contenders.push_back(limited);
@@ -210,11 +225,12 @@ std::string trials_text(const std::vector<iso::TuneTrial>& trials) {
   return out;
 }
 
-std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports) {
+std::unique_ptr<Prepared> prepare_iso(const Point& p, iso::Algorithm algorithm, int ports, iso::Posting posting) {
   auto prepared = std::make_unique<Prepared>();
   iso::OperationOptions options;
   options.algorithm = algorithm;
   options.ports = ports;
+  options.posting = posting;
   const int m = static_cast<int>(p.m);
   switch (p.op) {
     case Op::alltoall:
@@ -409,7 +425,7 @@ std::unique_ptr<Prepared> prepare_bound(const Point& p, iso::Algorithm algorithm
 
 std::unique_ptr<Prepared> prepare(const Contender& c, const Point& p, const Graphs& graphs, MPI_Comm comm) {
   switch (c.kind) {
-    case Kind::iso: return prepare_iso(p, c.algorithm, c.ports);
+    case Kind::iso: return prepare_iso(p, c.algorithm, c.ports, c.posting);
     case Kind::mpi_create: return prepare_mpi(p, *graphs.create, false);
     case Kind::mpi_adjacent: return prepare_mpi(p, *graphs.adjacent, false);
     case Kind::mpi_persistent: return prepare_mpi(p, *graphs.adjacent, true);

@@ -13,6 +13,28 @@
 
 namespace iso {
 
+/// How an operation hands its messages to MPI on every start
+/// (docs/design/irregular.md#posting).
+enum class Posting {
+  /// fresh where no message of the operation exceeds fresh_posting_limit
+  /// bytes, persistent above.
+  automatic,
+  /// Requests made once at init (MPI_Send_init/MPI_Recv_init), started with
+  /// MPI_Startall.
+  persistent,
+  /// MPI_Irecv/MPI_Isend posted anew on every start, from the same plan:
+  /// small messages take the MPI library's short path (Open MPI sends them
+  /// inline, with no request to complete), which a persistent start misses.
+  fresh,
+};
+const char* to_string(Posting posting);
+
+/// Posting::automatic posts afresh up to this many bytes per message: what
+/// Open MPI 4.1's shared memory sends inline (btl_vader_max_inline_send).
+/// Above it a fresh send takes a request of its own and measured 4-6 %
+/// slower than a persistent one.
+inline constexpr long fresh_posting_limit = 256;
+
 struct OperationOptions {
   Algorithm algorithm = Algorithm::torus;
   /// Irregular collectives: check at init that block sizes pair up between
@@ -23,6 +45,9 @@ struct OperationOptions {
   /// step (docs/design/schedules.md#steps-and-ports); ports caps the
   /// messages a step may post. Algorithm::mpi leaves it to the MPI library.
   int ports = 0;
+  /// How messages are posted on every start (a process's own choice: either
+  /// way its messages match its partners').
+  Posting posting = Posting::automatic;
 };
 
 /// One candidate Algorithm::tune timed at init: seconds per call, the
@@ -69,6 +94,9 @@ public:
   Algorithm algorithm() const;
   /// The port limit it runs with (0: no limit; what automatic or tune chose).
   int ports() const;
+  /// How its messages are posted (what Posting::automatic chose; the MPI
+  /// library's collective: persistent where it is an MPI-4 persistent one).
+  Posting posting() const;
   /// Algorithm::tune: every candidate's measurement, in the order tried, the
   /// same on every process; empty for the other algorithms.
   const std::vector<TuneTrial>& tune_trials() const;
