@@ -69,6 +69,7 @@ struct Settings {
   std::string tiles = "both";    // for depths > 1: on, off or both
   std::string overlap = "both";  // off, on or both
   std::vector<int> tile;         // tile extents (empty: the default)
+  bool narrow_rows = false;
   std::string csv;
 };
 
@@ -439,10 +440,13 @@ int main(int argc, char** argv) {
       ->expected(3);
   app.add_option("--overlap", s.overlap, "overlap of exchange and update: off, on or both (default)")
       ->check(CLI::IsMember({"off", "on", "both"}));
+  app.add_flag("--narrow-rows", s.narrow_rows,
+               "7-point rows in the SSE2 build even where the CPU has AVX2 (kernels' wide_rows off)");
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
   if (const auto code = bench.parse(app)) return *code;
   if (s.sizes.empty()) s.sizes.push_back(64);
 
+  if (s.narrow_rows) kernels::detail::wide_rows = false;
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
     const int rank = bench.rank(), size = bench.size();
@@ -456,8 +460,10 @@ int main(int argc, char** argv) {
               "bound\n";
     }
     if (rank == 0)
-      std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
-                  Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
+      std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d, "
+                  "7-point rows %s\n",
+                  size, Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats,
+                  kernels::detail::wide_rows ? "AVX2" : "SSE2");
     for (long n : s.sizes) {
       run_size(s, n, rank, size, csv.get());
       if (csv) isobench::write_text_file(s.csv, csv->str());  // whole after each size: a killed run keeps its rows

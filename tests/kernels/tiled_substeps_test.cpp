@@ -5,7 +5,8 @@
 // reference), at depths 2, 3, 4 and 8, periodic, bounded and mixed, uneven
 // extents, tiles that do not divide the interior, star and box kernels, with
 // and without a source. A tile region one cell short must change the result
-// (the testing aid detail::tile_region_error).
+// (the testing aid detail::tile_region_error). And the 7-point rows' AVX2
+// copy must give the SSE2 copy's bits.
 #include "isostencil/kernels/jacobi.hpp"
 #include "isostencil_test.hpp"
 #include "jacobi_test_support.hpp"
@@ -228,6 +229,28 @@ TEST(TiledJacobi, RegionOneCellShortChangesResults) {
       EXPECT_TRUE(same(*reference, *right, why)) << why;
     }
   }
+}
+
+// The 7-point rows' AVX2 copy (sweep.hpp's wide rows) gives the SSE2 copy's
+// bits, tiled and untiled, with and without a source.
+TEST(WideRows, SameBitsAsNarrowRows) {
+  if (!kernels::detail::cpu_has_avx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  const core::Grid<3> grid(MPI_COMM_WORLD, {21, 18, 37}, {true, false, true},
+                           kernels::star_laplacian(3, 0.5));
+  for (const bool source : {true, false})
+    for (const int depth : {1, 3}) {
+      Case setup;
+      setup.depth = depth;
+      setup.source = source;
+      kernels::detail::wide_rows = false;
+      const std::optional<Outcome> narrow = run_case<3>(grid, setup);
+      kernels::detail::wide_rows = true;
+      const std::optional<Outcome> wide = run_case<3>(grid, setup);
+      kernels::detail::wide_rows = kernels::detail::cpu_has_avx2();
+      ASSERT_TRUE(narrow.has_value() && wide.has_value());
+      std::string why;
+      EXPECT_TRUE(same(*narrow, *wide, why)) << "depth " << depth << " source " << source << ": " << why;
+    }
 }
 
 TEST(TiledJacobi, ReportsWhereItTiles) {
