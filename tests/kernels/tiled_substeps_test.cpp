@@ -258,6 +258,8 @@ TEST(TiledJacobi, ReportsWhereItTiles) {
                            kernels::star_laplacian(3), {}, 2);
   auto u = grid.make_field<double>("u");
   kernels::JacobiOptions options;
+  EXPECT_EQ(kernels::Jacobi<3>(grid, u, {}, options).tiling(), "untiled (tiles off)");  // the default
+  options.tiles = true;
   options.tile_extent = {4, 8, 16};
   const kernels::Jacobi<3> jacobi(grid, u, {}, options);
   EXPECT_TRUE(jacobi.tiled());

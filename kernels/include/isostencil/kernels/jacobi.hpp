@@ -21,11 +21,12 @@
 // block of up to k sweeps over the shrinking substep boxes of substeps.hpp;
 // run(n) and solve() cut the last block short, so every sweep count, residual
 // and iterate is that of depth 1, bit for bit. A source field is exchanged
-// once at construction (the boxes read it in the ghost region). Blocks of two
-// or more sweeps that measure no residual run tile by tile in cache
-// (tiles.hpp) where tiled() says so: the star and box kernels on a host
-// execution space, JacobiOptions::tiles on; their exchange completes before
-// the tiles run (no overlap). The result is the same, bit for bit.
+// once at construction (the boxes read it in the ghost region). With
+// JacobiOptions::tiles (off by default), blocks of two or more sweeps that
+// measure no residual run tile by tile in cache (tiles.hpp) where tiled()
+// says so: the star and box kernels on a host execution space; their
+// exchange completes before the tiles run (no overlap). The result is the
+// same, bit for bit.
 //
 // Each of the two fields has its own persistent halo exchange, made once and
 // bound to the grid's one halo pattern (halo() is the current one); a sweep
@@ -83,8 +84,10 @@ struct JacobiOptions {
   /// Update the interior while the halo exchange is in flight.
   bool overlap = true;
   /// Deep halos: run blocks of sweeps tile by tile in cache where the kernel
-  /// and execution space allow (Jacobi::tiled()).
-  bool tiles = true;
+  /// and execution space allow (Jacobi::tiled()). Off by default: on the
+  /// project's machines the tiled blocks are slower than the untiled ones
+  /// (docs/results/depth/README.md#tiled-substeps says why).
+  bool tiles = false;
   /// Tile extents, one per dimension (empty: kernels::default_tile_extent).
   std::vector<int> tile_extent;
   core::HaloOptions halo{};

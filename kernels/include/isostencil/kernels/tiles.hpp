@@ -48,9 +48,11 @@ namespace detail {
 inline int tile_region_error = 0;
 }  // namespace detail
 
-/// Scratch a tile's two buffers may take together: about two thirds of a
-/// 1 MB L2 cache, so that a tile's substeps run from L2.
-inline constexpr std::size_t tile_scratch_bytes = 704 * 1024;
+/// Scratch a tile's two buffers may take together: a quarter of a 32 MB L3.
+/// Large tiles recompute less of their neighbours' cells; measured at 256^3,
+/// depth 4 (docs/results/depth/README.md#tiled-substeps), 32x32x256 tiles
+/// (buffers in L3) beat 16x16x64 (buffers in L2) by 1.7x.
+inline constexpr std::size_t tile_scratch_bytes = 8 * 1024 * 1024;
 
 /// How a block of `substeps` updates runs tile by tile, made once per block
 /// length (plan_tiles), so that a block allocates nothing.
@@ -72,16 +74,16 @@ struct TilePlan {
   std::string label;
 };
 
-/// Tile extents for a block of `substeps` updates: rows of up to 64 cells
-/// along the last (contiguous) dimension, the other dimensions grown in turn
-/// while the two buffers fit tile_scratch_bytes.
+/// Tile extents for a block of `substeps` updates: whole rows (up to 512
+/// cells) along the last (contiguous) dimension, the other dimensions grown
+/// in turn, 8 cells at a time, while the two buffers fit tile_scratch_bytes.
 template <int D>
 Index<D> default_tile_extent(const Box<D>& interior, const iso::HaloWidths& reach, int substeps) {
   Index<D> tile{}, extent{}, grow{};
   for (int j = 0; j < D; ++j) {
     extent[j] = std::max(1, interior.end[j] - interior.begin[j]);
     grow[j] = substeps * (reach.lo[static_cast<std::size_t>(j)] + reach.hi[static_cast<std::size_t>(j)]);
-    tile[j] = std::min(extent[j], j == D - 1 ? (D == 1 ? 4096 : 64) : 4);
+    tile[j] = std::min(extent[j], j == D - 1 ? (D == 1 ? 4096 : 512) : 8);
   }
   const auto bytes = [&] {
     std::size_t cells = 2 * sizeof(double);
@@ -93,7 +95,7 @@ Index<D> default_tile_extent(const Box<D>& interior, const iso::HaloWidths& reac
     for (int j = 0; j + 1 < D; ++j) {
       if (tile[j] >= extent[j]) continue;
       const int before = tile[j];
-      tile[j] = std::min(extent[j], tile[j] + 4);
+      tile[j] = std::min(extent[j], tile[j] + 8);
       if (bytes() > tile_scratch_bytes) {
         tile[j] = before;
       } else {
