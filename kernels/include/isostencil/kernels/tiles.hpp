@@ -51,7 +51,7 @@ inline int tile_region_error = 0;
 /// Scratch a tile's two buffers may take together: a quarter of a 32 MB L3.
 /// Large tiles recompute less of their neighbours' cells; measured at 256^3,
 /// depth 4 (docs/results/depth/README.md#tiled-substeps), 32x32x256 tiles
-/// (buffers in L3) beat 16x16x64 (buffers in L2) by 1.7x.
+/// (buffers in L3) beat 16x16x64 (buffers in L2) by 1.5-1.7x.
 inline constexpr std::size_t tile_scratch_bytes = 8 * 1024 * 1024;
 
 /// How a block of `substeps` updates runs tile by tile, made once per block
