@@ -17,6 +17,12 @@
 //   jacobi27 kernels::Jacobi<3>, box_laplacian (27 points, box-by-class path)
 //   user7    the 7-point Jacobi update written as a user kernel
 //            (kernels::make_stencil_update, Neighbors reads)
+//   jacobi7 dK, jacobi27 dK (with --depth K > 1): the same on a grid of halo
+//            depth K, one exchange per block of K sweeps, "tiled" (blocks run
+//            tile by tile in cache, kernels/tiles.hpp) or "untiled" (box by
+//            box, each sweep streaming the fields through memory); --tiles
+//            picks which. Their rate counts interior updates only, so a tiled
+//            row may pass the copy bound: that is what tiling is for.
 //   jacobi7-mdrange, jacobi7-cells (on request, for comparison): the jacobi7
 //            functor through Kokkos' MDRangePolicy (for_each_cell_mdrange,
 //            one call per cell) and through the host row loops cell by cell
@@ -59,8 +65,19 @@ struct Settings {
   int repeats = 3;
   int warmup = 2;
   std::vector<std::string> kernels{"jacobi7", "jacobi27", "user7"};
+  std::vector<int> depths{1};
+  std::string tiles = "both";    // for depths > 1: on, off or both
+  std::string overlap = "both";  // off, on or both
+  std::vector<int> tile;         // tile extents (empty: the default)
+  bool narrow_rows = false;
   std::string csv;
 };
+
+std::vector<bool> overlaps(const Settings& s) {
+  if (s.overlap == "on") return {true};
+  if (s.overlap == "off") return {false};
+  return {false, true};
+}
 
 struct Stream {
   double copy_gbps = 0;   ///< per rank, best sample
@@ -198,28 +215,37 @@ void fill(const core::Grid<3>& grid, const core::Field<double, 3>& u) {
   Kokkos::fence();
 }
 
-std::vector<Row> run_jacobi(const Settings& s, long n, bool box, StreamProbe& probe) {
+std::vector<Row> run_jacobi(const Settings& s, long n, bool box, int depth, bool tiles,
+                            StreamProbe& probe) {
   const std::array<long, 3> local{n, n, n};
   const std::array<int, 3> dims = isobench::process_dims<3>();
   const double h = 1.0 / static_cast<double>(n);
   core::Grid<3> grid(MPI_COMM_WORLD, {local[0] * dims[0], local[1] * dims[1], local[2] * dims[2]},
                      {true, true, true},
-                     box ? kernels::box_laplacian(3, h) : kernels::star_laplacian(3, h), dims);
+                     box ? kernels::box_laplacian(3, h) : kernels::star_laplacian(3, h), dims,
+                     depth);
   auto u = grid.make_field<double>("u");
   fill(grid, u);
+  std::string name = box ? "jacobi27" : "jacobi7";
+  if (depth > 1) name += " d" + std::to_string(depth) + (tiles ? " tiled" : " untiled");
+  int rank = 0;
+  MPI_Comm_rank(grid.comm(), &rank);
   std::vector<Row> rows;
-  for (bool overlap : {false, true}) {
+  for (bool overlap : overlaps(s)) {
     kernels::JacobiOptions options;
     options.residual_every = 0;
     options.final_residual = false;
     options.overlap = overlap;
+    options.tiles = tiles;
+    options.tile_extent = s.tile;
     kernels::Jacobi<3> jacobi(grid, u, {}, options);
+    if (depth > 1 && rank == 0) std::printf("  (%s: %s)\n", name.c_str(), jacobi.tiling().c_str());
     jacobi.run(s.warmup);
     const Measured best = best_of(s.repeats, grid.comm(), probe, [&] {
       const kernels::JacobiSummary summary = jacobi.run(s.sweeps);
       return Batch{0, summary.kernel_seconds, summary.halo_seconds};
     });
-    rows.push_back({n, box ? "jacobi27" : "jacobi7", overlap, best});
+    rows.push_back({n, name, overlap, best});
   }
   return rows;
 }
@@ -250,7 +276,7 @@ std::vector<Row> run_jacobi_variant(const Settings& s, long n, const std::string
   const auto stride = kernels::detail::layout_right_strides<3>(fields[0]);
   const kernels::UpdatePlan<3> plan = kernels::plan_update(grid, "bench jacobi7 " + variant);
   std::vector<Row> rows;
-  for (bool overlap : {false, true}) {
+  for (bool overlap : overlaps(s)) {
     int current = 0;
     auto sweep = [&] {
       const kernels::detail::StarSweep<3, false, false> functor{fields[current].data(),
@@ -295,7 +321,7 @@ std::vector<Row> run_user(const Settings& s, long n, StreamProbe& probe) {
   core::Grid<3> grid(MPI_COMM_WORLD, {n * dims[0], n * dims[1], n * dims[2]}, {true, true, true},
                      core::Stencil::star(3, 1), dims);
   std::vector<Row> rows;
-  for (bool overlap : {false, true}) {
+  for (bool overlap : overlaps(s)) {
     auto in = grid.make_field<double>("in");
     auto out = grid.make_field<double>("out");
     fill(grid, in);
@@ -343,17 +369,25 @@ void run_size(const Settings& s, long n, int rank, int size, std::ostringstream*
         "updates/s per "
         "rank (16 B/update); each row samples its own bound between repeats\n",
         n, first.copy_gbps, first.triad_gbps, first.copy_gbps * 1e9 / 16.0 / 1e6);
-    std::printf("  %-15s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
+    std::printf("  %-21s %-7s %12s %10s %9s %12s %12s %10s\n", "kernel", "overlap",
                 "kernel Mu/s", "bound Mu/s", "% bound", "step Mu/s", "total Mu/s",
                 "halo share");
   }
   std::vector<Row> rows;
   for (const std::string& kernel : s.kernels) {
-    std::vector<Row> more =
-        kernel == "user7"             ? run_user(s, n, probe)
-        : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
-        : kernel == "jacobi7-cells"   ? run_jacobi_variant(s, n, "cells", probe)
-                                      : run_jacobi(s, n, kernel == "jacobi27", probe);
+    if (kernel == "jacobi7" || kernel == "jacobi27") {
+      for (const int depth : s.depths)
+        for (const bool tiles : {false, true}) {
+          if (depth > 1 && (tiles ? s.tiles == "off" : s.tiles == "on")) continue;
+          if (depth == 1 && tiles) continue;
+          std::vector<Row> more = run_jacobi(s, n, kernel == "jacobi27", depth, tiles, probe);
+          rows.insert(rows.end(), more.begin(), more.end());
+        }
+      continue;
+    }
+    std::vector<Row> more = kernel == "user7"             ? run_user(s, n, probe)
+                            : kernel == "jacobi7-mdrange" ? run_jacobi_variant(s, n, "mdrange", probe)
+                                                          : run_jacobi_variant(s, n, "cells", probe);
     rows.insert(rows.end(), more.begin(), more.end());
   }
   for (const Row& row : rows) {
@@ -365,7 +399,7 @@ void run_size(const Settings& s, long n, int rank, int size, std::ostringstream*
     const double step_rate = updates / batch.total;
     const double pct = 100.0 * kernel_rate / bound;
     if (rank == 0) {
-      std::printf("  %-15s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
+      std::printf("  %-21s %-7s %12.1f %10.1f %8.1f%% %12.1f %12.1f %9.1f%%\n",
                   row.kernel.c_str(), row.overlap ? "on" : "off", kernel_rate / 1e6,
                   bound / 1e6, pct, step_rate / 1e6, step_rate * size / 1e6,
                   100.0 * batch.halo_share);
@@ -396,10 +430,23 @@ int main(int argc, char** argv) {
          "kernels to run: jacobi7, jacobi27, user7; for comparison also jacobi7-mdrange "
          "(Kokkos' MDRangePolicy) and jacobi7-cells (row loops without the vectorized row())")
       ->check(CLI::IsMember({"jacobi7", "jacobi27", "user7", "jacobi7-mdrange", "jacobi7-cells"}));
+  app.add_option("--depth", s.depths,
+                 "halo depths of the jacobi7/jacobi27 rows; repeat for several (default 1)")
+      ->check(CLI::Range(1, 8));
+  app.add_option("--tiles", s.tiles,
+                 "depths > 1: blocks tiled in cache (on), box by box (off) or both (default)")
+      ->check(CLI::IsMember({"on", "off", "both"}));
+  app.add_option("--tile", s.tile, "tile extents, 3 values (default: the kernels' choice)")
+      ->expected(3);
+  app.add_option("--overlap", s.overlap, "overlap of exchange and update: off, on or both (default)")
+      ->check(CLI::IsMember({"off", "on", "both"}));
+  app.add_flag("--narrow-rows", s.narrow_rows,
+               "7-point rows in the SSE2 build even where the CPU has AVX2 (kernels' wide_rows off)");
   app.add_option("--csv", s.csv, "write the results as CSV to this file (rank 0)");
   if (const auto code = bench.parse(app)) return *code;
   if (s.sizes.empty()) s.sizes.push_back(64);
 
+  if (s.narrow_rows) kernels::detail::wide_rows = false;
   Kokkos::ScopeGuard kokkos(argc, argv);
   return bench.run([&] {
     const int rank = bench.rank(), size = bench.size();
@@ -413,8 +460,10 @@ int main(int argc, char** argv) {
               "bound\n";
     }
     if (rank == 0)
-      std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d\n", size,
-                  Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats);
+      std::printf("isostencil-bench-stencil: %d rank(s), Kokkos %s, %d sweeps x best of %d, "
+                  "7-point rows %s\n",
+                  size, Kokkos::DefaultExecutionSpace::name(), s.sweeps, s.repeats,
+                  kernels::detail::wide_rows ? "AVX2" : "SSE2");
     for (long n : s.sizes) {
       run_size(s, n, rank, size, csv.get());
       if (csv) isobench::write_text_file(s.csv, csv->str());  // whole after each size: a killed run keeps its rows

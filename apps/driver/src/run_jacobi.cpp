@@ -69,10 +69,14 @@ public:
         deck_.stencil.weights.empty()
             ? (deck_.stencil.shape == "box" ? "box (Mehrstellen) Laplacian" : "star Laplacian")
             : "the deck's weights";
-    return fmt::format(
+    std::string text = fmt::format(
         "-L u = f, L = {}, f = {}, boundary u = {}, tolerance {}", weights, deck_.kernel.floating("source"),
         deck_.kernel.floating("boundary"),
         deck_.run.tolerance > 0 ? fmt::format("{:g}", deck_.run.tolerance) : std::string("none"));
+    // Deep halos: whether blocks of sweeps run tile by tile (kernels/tiles.hpp).
+    const std::string tiling = jacobi_->tiling();
+    if (!tiling.empty()) text += "; substeps " + tiling;
+    return text;
   }
   std::vector<std::string> fields() const { return {"u"}; }
 

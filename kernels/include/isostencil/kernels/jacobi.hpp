@@ -21,7 +21,12 @@
 // block of up to k sweeps over the shrinking substep boxes of substeps.hpp;
 // run(n) and solve() cut the last block short, so every sweep count, residual
 // and iterate is that of depth 1, bit for bit. A source field is exchanged
-// once at construction (the boxes read it in the ghost region).
+// once at construction (the boxes read it in the ghost region). With
+// JacobiOptions::tiles (off by default), blocks of two or more sweeps that
+// measure no residual run tile by tile in cache (tiles.hpp) where tiled()
+// says so: the star and box kernels on a host execution space; their
+// exchange completes before the tiles run (no overlap). The result is the
+// same, bit for bit.
 //
 // Each of the two fields has its own persistent halo exchange, made once and
 // bound to the grid's one halo pattern (halo() is the current one); a sweep
@@ -46,6 +51,7 @@
 #include "isostencil/kernels/jacobi_residual.hpp"
 #include "isostencil/kernels/jacobi_sweeps.hpp"
 #include "isostencil/kernels/sweep.hpp"
+#include "isostencil/kernels/tiles.hpp"
 #include "isostencil/kernels/update.hpp"
 
 #include "iso/error.hpp"
@@ -77,6 +83,13 @@ struct JacobiOptions {
   bool final_residual = true;
   /// Update the interior while the halo exchange is in flight.
   bool overlap = true;
+  /// Deep halos: run blocks of sweeps tile by tile in cache where the kernel
+  /// and execution space allow (Jacobi::tiled()). Off by default: on the
+  /// project's machines the tiled blocks are slower than the untiled ones
+  /// (docs/results/depth/README.md#tiled-substeps says why).
+  bool tiles = false;
+  /// Tile extents, one per dimension (empty: kernels::default_tile_extent).
+  std::vector<int> tile_extent;
   core::HaloOptions halo{};
   /// Prefix of the Kokkos kernel labels.
   std::string label = "isostencil::Jacobi";
@@ -183,6 +196,13 @@ public:
       error = std::string(where) + ": the source is the field u itself";
     if (error.empty() && (options_.residual_every < 0 || options_.max_sweeps < 0))
       error = std::string(where) + ": residual_every and max_sweeps must be >= 0";
+    if (error.empty() && !options_.tile_extent.empty()) {
+      bool positive = static_cast<int>(options_.tile_extent.size()) == D;
+      for (const int extent : options_.tile_extent) positive = positive && extent >= 1;
+      if (!positive)
+        error = std::string(where) + ": tile_extent needs " + std::to_string(D) +
+                " extents >= 1 (or none), got " + std::to_string(options_.tile_extent.size());
+    }
     iso::agree_on_errors(grid_.decomposition().comm(), where, error);
     fields_[0] = std::move(u);
     fields_[1] =
@@ -195,6 +215,12 @@ public:
     sweep_plan_ = plan_update(grid_, options_.label + ":sweep");
     sweep_residual_plan_ = plan_update(grid_, options_.label + ":sweep+residual");
     residual_plan_ = plan_update(grid_, options_.label + ":residual");
+    if (tiled()) {
+      // One tile plan per block length (the last block of a run may be short).
+      for (int length = 2; length <= grid_.depth(); ++length)
+        tile_plans_.push_back(plan_tiles(grid_, sweep_plan_.boxes, length, options_.tile_extent,
+                                         options_.label + ":tiles"));
+    }
     halos_.reserve(2);
     halos_.push_back(grid_.halo_exchange(fields_[0], options_.halo));
     halos_.push_back(grid_.halo_exchange(fields_[1], options_.halo));
@@ -235,6 +261,26 @@ public:
     return op_.uniform_star ? "star" : op_.box_by_class ? "box" : "general";
   }
   bool uses_star_kernel() const { return op_.uniform_star; }
+  /// Whether blocks of sweeps run tile by tile (tiles.hpp): depth > 1, the
+  /// star or box kernel, a host execution space and JacobiOptions::tiles.
+  bool tiled() const {
+    return detail::runs_on_host<execution_space> && options_.tiles && grid_.depth() > 1 &&
+           (op_.uniform_star || op_.box_by_class);
+  }
+  /// How blocks of sweeps run, for reports: "tiled 16x16x64" or
+  /// "untiled (<why>)"; empty at depth 1.
+  std::string tiling() const {
+    if (grid_.depth() == 1) return {};
+    if (tiled()) {
+      std::string text = "tiled ";
+      const TilePlan<D>& plan = tile_plans_.back();
+      for (int j = 0; j < D; ++j) text += (j ? "x" : "") + std::to_string(plan.tile[j]);
+      return text + " (blocks without a residual; exchange not overlapped)";
+    }
+    if (!detail::runs_on_host<execution_space>) return "untiled (device execution space)";
+    if (!options_.tiles) return "untiled (tiles off)";
+    return "untiled (general weights: no row kernel)";
+  }
   /// The exchange the next sweep runs: that of the current iterate (each of
   /// the two fields has its own, both bound to the grid's halo pattern).
   core::HaloExchange& halo() { return halos_[current_]; }
@@ -252,8 +298,18 @@ private:
     int left = 0;
     for (long s = 0; s < sweeps; ++s) {
       const bool first_of_block = left == 0;
-      if (first_of_block)
+      if (first_of_block) {
         left = static_cast<int>(std::min<long>(grid_.depth(), sweeps - s));
+        if (left >= 2 && tiled() && !block_measures(left)) {
+          const UpdateTimes times = tiled_block(left);
+          summary.kernel_seconds += times.kernel;
+          summary.halo_seconds += times.halo;
+          summary.sweeps += left;
+          s += left - 1;
+          left = 0;
+          continue;
+        }
+      }
       --left;
       const bool measure =
           options_.residual_every > 0 && sweeps_done_ % options_.residual_every == 0;
@@ -290,6 +346,45 @@ private:
   }
 
   enum class Kernel { star, box, terms };
+
+  /// Whether a block of `length` sweeps from here measures a residual.
+  bool block_measures(int length) const {
+    const long every = options_.residual_every;
+    if (every <= 0) return false;
+    const long first = (sweeps_done_ + every - 1) / every * every;
+    return first < sweeps_done_ + length;
+  }
+
+  /// A block of `length` sweeps tile by tile: the exchange, then the tiles,
+  /// which write the block's result into the other field.
+  UpdateTimes tiled_block(int length) {
+    UpdateTimes times;
+    if constexpr (detail::runs_on_host<execution_space>) {
+      const core::ProfilingRegion region("isostencil::kernel");
+      const double t0 = MPI_Wtime();
+      detail::start_exchange(space_, halos_[current_]);
+      detail::wait_exchange(space_, halos_[current_]);
+      const double t1 = MPI_Wtime();
+      const TilePlan<D>& plan = tile_plans_[static_cast<std::size_t>(length - 2)];
+      const bool source = source_.data() != nullptr;
+      if (op_.uniform_star) {
+        if (source)
+          run_tiles<D>(space_, plan, sweep_functor<Kernel::star, true, false>(), stride_);
+        else
+          run_tiles<D>(space_, plan, sweep_functor<Kernel::star, false, false>(), stride_);
+      } else {
+        if (source)
+          run_tiles<D>(space_, plan, sweep_functor<Kernel::box, true, false>(), stride_);
+        else
+          run_tiles<D>(space_, plan, sweep_functor<Kernel::box, false, false>(), stride_);
+      }
+      times.halo = t1 - t0;
+      times.kernel = MPI_Wtime() - t1;
+      current_ = 1 - current_;
+      sweeps_done_ += length;
+    }
+    return times;
+  }
 
   /// One sweep: a substep of a block (substeps.hpp); `exchange` for the
   /// block's first, `growth` sweeps of the block after this one.
@@ -386,6 +481,7 @@ private:
   Kokkos::View<detail::Term*> terms_;
   // Interior split and kernel labels, made once (a sweep allocates nothing).
   UpdatePlan<D> sweep_plan_, sweep_residual_plan_, residual_plan_;
+  std::vector<TilePlan<D>> tile_plans_;  // [j - 2]: blocks of j sweeps, when tiled()
   std::vector<core::HaloExchange> halos_;  // halos_[i] exchanges fields_[i]
   int current_ = 0;
   long sweeps_done_ = 0;

@@ -147,21 +147,56 @@ struct StarSweep {
                                                      double* KOKKOS_RESTRICT q,
                                                      const double* KOKKOS_RESTRICT f,
                                                      const Strides<D> stride, const double scale,
-                                                     const double inverse_diag, const int length) {
+                                                     const double inverse_diag, const int length,
+                                                     const bool prefetch = true) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
     // The leading stream is the plane ahead (+e_0); small fields stay in cache.
-    chunked_row(p, q, s[0] + row_prefetch_distance, rows_prefetch<D>(s), length,
+    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
                 [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
                   update_cell(p, q, f, s, scale, inverse_diag, k);
                 });
   }
+#if ISOSTENCIL_WIDE_ROWS
+  /// update_row built for AVX2 (sweep.hpp's wide rows): the same body.
+  static ISOSTENCIL_TARGET_AVX2 ISOSTENCIL_ROW_NOINLINE void update_row_wide(
+      const double* KOKKOS_RESTRICT p, double* KOKKOS_RESTRICT q, const double* KOKKOS_RESTRICT f,
+      const Strides<D> stride, const double scale, const double inverse_diag, const int length,
+      const bool prefetch) {
+    std::ptrdiff_t s[D];
+    for (int j = 0; j < D; ++j)
+      s[j] = stride[j];
+    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
+                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  update_cell(p, q, f, s, scale, inverse_diag, k);
+                });
+  }
+#endif
+  static KOKKOS_FORCEINLINE_FUNCTION void any_row(const double* p, double* q, const double* f,
+                                                  const Strides<D>& stride, const double scale,
+                                                  const double inverse_diag, const int length,
+                                                  const bool prefetch) {
+#if ISOSTENCIL_WIDE_ROWS
+    if (wide_rows) {
+      update_row_wide(p, q, f, stride, scale, inverse_diag, length, prefetch);
+      return;
+    }
+#endif
+    update_row(p, q, f, stride, scale, inverse_diag, length, prefetch);
+  }
   /// The cells first, first + e_{D-1}, ... (length of them), as operator().
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);
-    update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, scale, inverse_diag,
-               length);
+    any_row(in + at, out + at, HasSource ? source + at : nullptr, stride, scale, inverse_diag,
+            length, true);
+  }
+  /// A row read from `from` (strides `s`) and written to `to`, the source at
+  /// the field's offset `at`: the tiled substeps' scratch (tiles.hpp), whose
+  /// rows are short and in cache (no prefetch).
+  KOKKOS_FORCEINLINE_FUNCTION void row_between(const double* from, double* to, std::ptrdiff_t at,
+                                               const Strides<D>& s, int length) const {
+    any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, false);
   }
 };
 
@@ -270,7 +305,8 @@ struct BoxSweep {
                                                      const double* KOKKOS_RESTRICT f,
                                                      const Strides<D> stride,
                                                      const Kokkos::Array<double, D + 1> weight,
-                                                     const double inverse_diag, const int length) {
+                                                     const double inverse_diag, const int length,
+                                                     const bool prefetch = true) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
@@ -281,14 +317,20 @@ struct BoxSweep {
     std::ptrdiff_t lead = row_prefetch_distance;
     for (int j = 0; j < D; ++j)
       lead += s[j];
-    chunked_row(p, q, lead, rows_prefetch<D>(s), length, [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
-      update_cell(p, q, f, s, w, inverse_diag, k);
-    });
+    chunked_row(p, q, lead, prefetch && rows_prefetch<D>(s), length,
+                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                  update_cell(p, q, f, s, w, inverse_diag, k);
+                });
   }
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
     const std::ptrdiff_t at = linear_index<D>(first, stride);
     update_row(in + at, out + at, HasSource ? source + at : nullptr, stride, weight, inverse_diag,
                length);
+  }
+  /// As StarSweep::row_between.
+  KOKKOS_FORCEINLINE_FUNCTION void row_between(const double* from, double* to, std::ptrdiff_t at,
+                                               const Strides<D>& s, int length) const {
+    update_row(from, to, HasSource ? source + at : nullptr, s, weight, inverse_diag, length, false);
   }
 };
 

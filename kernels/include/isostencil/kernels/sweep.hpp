@@ -31,6 +31,32 @@ namespace detail {
 #define ISOSTENCIL_ROW_NOINLINE
 #endif
 
+/// Wide rows. Without -march the host build targets SSE2: 2 doubles per
+/// instruction. On x86-64 hosts whose CPU has AVX2, row kernels that have a
+/// copy built for it (ISOSTENCIL_TARGET_AVX2, chosen at run time by
+/// `wide_rows`) do 4: the same additions and multiplications per cell in the
+/// same order ("avx2" alone enables no FMA contraction), so the same bits.
+/// Off in device compilers' builds (CUDA, HIP, SYCL).
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(__AVX2__) && \
+    !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
+#define ISOSTENCIL_WIDE_ROWS 1
+#define ISOSTENCIL_TARGET_AVX2 __attribute__((target("avx2")))
+#else
+#define ISOSTENCIL_WIDE_ROWS 0
+#endif
+
+inline bool cpu_has_avx2() {
+#if ISOSTENCIL_WIDE_ROWS
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") != 0;
+#else
+  return false;
+#endif
+}
+/// Whether row kernels run their AVX2 copy (default: where the CPU has it);
+/// benchmarks switch it off to compare.
+inline bool wide_rows = cpu_has_avx2();
+
 /// Cells per chunk of a row's inner loop in row() implementations: a fixed
 /// trip count that GCC's -O2 ("very cheap") vectorization model accepts, and
 /// one 64-byte cache line of doubles (one prefetch per line and stream).
