@@ -13,6 +13,7 @@
 #   cmake -DMPIEXEC=... -DPREFLAGS=a|b -DEXE=... -DDECK=... -DH5DIFF=... -DWORK=dir
 #         -DFIELD=u -DSTEPS=60 -DCHECKPOINT=30 -DNP_FIRST=2 -DNP_SECOND=3 [-DCRASH_AT=40]
 #         [-DSIGNAL=USR1 -DSIGNAL_RC=3 -DPYTHON=python3 -DSIGNAL_STOP=signal_stop.py]
+#         [-DSETS=--set|run.tolerance=0]  (every run)
 #         [-DB_SETS=--set|halo.depth=3]  (run B only: its first part and, through
 #         the checkpoint's deck, the restart)
 #         -P restart_test.cmake
@@ -48,6 +49,10 @@ function(run_driver label expect_ok)
 endfunction()
 
 set(common --set output.every=0 --set halo.validate_every=0)
+if(DEFINED SETS)  # every run, A and B
+  string(REPLACE "|" ";" sets "${SETS}")
+  list(APPEND common ${sets})
+endif()
 string(REPLACE "|" ";" b_sets "${B_SETS}")
 macro(run_uninterrupted)
   run_driver("A: ${NP_FIRST} ranks, steps 0 -> ${STEPS}" ON
