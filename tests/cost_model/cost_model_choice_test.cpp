@@ -352,6 +352,34 @@ TEST(CostModelChoice, CacheWithoutHandshakeFigureIsMeasuredAgain) {
   EXPECT_TRUE(iso_test::all_ranks(true));
 }
 
+// ... and so is one written before gathered messages had a line of their
+// own (alpha_gathered): its figures priced a torus step of gathered messages
+// as contiguous rendezvous ones, 2x too dear on Open MPI's shared memory.
+TEST(CostModelChoice, CacheWithoutGatheredLineIsMeasuredAgain) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  if (iso_test::world_size() == 1) GTEST_SKIP() << "calibration needs 2 ranks";
+  SharedTempDir dir;
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
+  const std::string cache =
+      dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7) +
+                                  "version = 2\neager_limit = 4096\nalpha_large = 7e-6\nbeta_large = 7e-11\n"
+                                  "beta_copy = 7e-11\ndelta_large = 7e-6\nbeta_scattered = 7e-10\n");
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  EXPECT_EQ(model.source, "calibrated");
+  EXPECT_NE(model.alpha, 7e-6);
+  EXPECT_GT(model.alpha_gathered, 0.0);
+  EXPECT_GT(model.delta_gathered, 0.0);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (iso_test::world_rank() == 0) {
+    const iso::CostModel rewritten = iso::CostModel::load(cache);
+    EXPECT_EQ(rewritten.alpha_gathered, model.alpha_gathered);
+    EXPECT_EQ(rewritten.delta_gathered, model.delta_gathered);
+  }
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
 // The calibration cache is keyed by the machine signature: another
 // transport (Open MPI's btl as `mpirun --mca btl` sets it) or another MPI
 // library names another file, the signature is the same on every rank, and

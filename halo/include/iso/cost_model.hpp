@@ -38,6 +38,14 @@ struct CostModel {
   /// fragments instead of in one copy); it replaces beta_large for the whole
   /// message. 0: beta_large.
   double beta_scattered = 0;
+  /// Start-up of a rendezvous-sized message gathered from several blocks,
+  /// and what each further one adds to a step. Such a message need not take
+  /// the contiguous one's protocol (Open MPI's shared memory pipelines it
+  /// through fragments instead of one single-copy transfer: 2.7 against
+  /// 5.8 us just above its 4 KiB limit), so it gets a line of its own,
+  /// alpha_gathered + beta_scattered * bytes. 0: alpha_large, delta_large.
+  double alpha_gathered = 0;
+  double delta_gathered = 0;
   int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
 
@@ -52,13 +60,25 @@ struct CostModel {
   bool rendezvous(double bytes) const { return eager_limit > 0 && bytes > eager_limit; }
   /// message_seconds for a message of `blocks` blocks.
   double message_seconds(double bytes, long blocks) const {
+    if (gathered(bytes, blocks)) return alpha_gathered + beta_scattered * bytes;
     const bool scattered = blocks > 1 && beta_scattered > beta_large && rendezvous(bytes);
     return message_seconds(bytes) + (scattered ? (beta_scattered - beta_large) * bytes : 0.0);
   }
-  /// What a message of `bytes` bytes adds to a step that already has one in
-  /// flight: delta, or delta_large above the eager limit.
-  double further_message_seconds(double bytes) const {
+  /// The start-up part of message_seconds(bytes, blocks).
+  double startup_seconds(double bytes, long blocks = 1) const {
+    if (gathered(bytes, blocks)) return alpha_gathered;
+    return rendezvous(bytes) ? alpha_large : alpha;
+  }
+  /// What a message of `bytes` bytes (`blocks` blocks) adds to a step that
+  /// already has one in flight: delta, delta_large above the eager limit,
+  /// delta_gathered for a gathered one there.
+  double further_message_seconds(double bytes, long blocks = 1) const {
+    if (gathered(bytes, blocks) && delta_gathered > 0) return delta_gathered;
     return rendezvous(bytes) && delta_large > 0 ? delta_large : delta;
+  }
+  /// A rendezvous-sized message of several blocks priced by its own line.
+  bool gathered(double bytes, long blocks) const {
+    return blocks > 1 && alpha_gathered > 0 && beta_scattered > 0 && rendezvous(bytes);
   }
 
   /// The built-in figures (ISO_COST_MODEL=defaults, `--model defaults`, and
@@ -71,7 +91,8 @@ struct CostModel {
 
   /// Reads "key = value" lines (alpha, beta, gamma, delta; format 2 adds
   /// version = 2, eager_limit, alpha_large, beta_large, all three or none, and
-  /// optionally beta_copy, delta_large and beta_scattered;
+  /// optionally beta_copy, delta_large, beta_scattered, alpha_gathered and
+  /// delta_gathered (the last two together);
   /// '#' comments). Throws iso::Error naming the file and line on a malformed
   /// file, and naming what is there when `path` (or the end of its links) is
   /// no regular file (a FIFO is never opened).
@@ -87,8 +108,11 @@ struct CostModel {
   /// operations send them (persistent requests, started together): message
   /// times at sizes on both sides of the eager limit locate the switch (then
   /// refined by bisection) and fit both regimes; bursts of eager and of
-  /// rendezvous messages give delta, beta and delta_large; a message of
-  /// scattered blocks gives beta_scattered.
+  /// rendezvous messages give delta, beta and delta_large; one and two
+  /// messages of scattered blocks, just above the eager limit and at 72 KiB,
+  /// give alpha_gathered, delta_gathered and beta_scattered. Each figure is
+  /// the least of three batches' medians: a batch that a busy moment of the
+  /// machine inflates does not count.
   static CostModel calibrate(MPI_Comm comm, double budget_seconds = 2.0);
 
   /// The model `automatic` uses on `comm` (collective on first use): the file
@@ -97,8 +121,9 @@ struct CostModel {
   /// (cache_path(machine_signature(comm))), else a fresh calibration that is
   /// then written there (on a one-rank communicator the defaults, not cached:
   /// there is nobody to measure against). A cache file of format 1 (one
-  /// regime), or of format 2 without delta_large or beta_scattered (written
-  /// before those were measured), is measured again and rewritten. Cached per
+  /// regime), or of format 2 without delta_large, beta_scattered or
+  /// alpha_gathered (written before those were measured), is measured again
+  /// and rewritten. Cached per
   /// process. The cache path (and ISO_COST_MODEL's) follows iso/file_write.hpp's
   /// rule for caches: a character device (/dev/null) keeps nothing (measured
   /// now, written nowhere); a directory, FIFO, socket or block device is an
