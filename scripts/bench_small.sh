@@ -7,9 +7,17 @@
 # direct with the default posting (automatic: fresh requests up to 256 B per
 # message) and with persistent requests forced (@persistent), auto, the
 # MPI_Sendrecv bounds of both schedules, MPI_Neighbor_alltoall/allgather.
-# About 80 s in all on the project's 2-core VM under load.
+# Linear too, where auto weighs it against combining. About 100 s in all on
+# the project's 2-core VM under load.
 #
-#   scripts/bench_small.sh [--out DIR] [--quick]
+#   scripts/bench_small.sh [--out DIR] [--quick] [--sizes LIST] [--first-run]
+#
+# --sizes LIST   block sizes instead of the default (iso-bench -s syntax).
+# --first-run    auto as a new user's first run gets it: an empty calibration
+#                cache (XDG_CACHE_HOME under DIR), so the first iso-bench run
+#                of each transport calibrates and the later one reuses it;
+#                the calibrated models are kept as model-<transport>.txt.
+#                Without it auto uses the caller's cache or ISO_COST_MODEL.
 #
 # Writes small-shm.csv, small-tcp.csv (iso-bench collectives rows) and
 # summary.md (each target -> measured ratio, scripts/small_summary.py), with
@@ -20,11 +28,13 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/bench-common.sh
 
-QUICK=0
+QUICK=0 FIRST_RUN=0 SIZES=""
 while (($# > 0)); do
   case "$1" in
     --quick) QUICK=1; shift ;;
-    *) bench_option bench_small.sh 17 "$@"; shift "$bench_shift" ;;
+    --first-run) FIRST_RUN=1; shift ;;
+    --sizes) SIZES="${2:?--sizes needs a list}"; shift 2 ;;
+    *) bench_option bench_small.sh 25 "$@"; shift "$bench_shift" ;;
   esac
 done
 bench_settings "small-$(date -u +%Y%m%dT%H%M%SZ)"
@@ -36,12 +46,20 @@ bench_build "$LOG" iso-bench
 source scripts/mpi-launcher.sh
 mpi_launcher "$NP"
 
-SIZES=1,2,4,8,16,28,29,32,64,4K; REPS=200; LAUNCHES=3
-((QUICK)) && SIZES=1,64 && REPS=20 && LAUNCHES=1
+DEFAULT_SIZES=1,2,4,8,16,28,29,32,64,4K; REPS=200; LAUNCHES=3
+((QUICK)) && DEFAULT_SIZES=1,64 && REPS=20 && LAUNCHES=1
+SIZES="${SIZES:-$DEFAULT_SIZES}"
+if ((FIRST_RUN)); then
+  unset ISO_COST_MODEL
+  export XDG_CACHE_HOME="$OUT/first-run-cache"
+  rm -rf "$XDG_CACHE_HOME"
+  mkdir -p "$XDG_CACHE_HOME"
+  say "first run: empty calibration cache $XDG_CACHE_HOME"
+fi
 # The 27 offsets of 3-D Moore r=1 with the process itself.
 SELF="$OUT/moore-d3-r1-self.txt"
 for x in -1 0 1; do for y in -1 0 1; do for z in -1 0 1; do echo "$x $y $z"; done; done; done >"$SELF"
-CONTENDERS=torus,direct,auto,torus@persistent,direct@persistent,mpi-adjacent,bound-torus,bound-direct
+CONTENDERS=linear,torus,direct,auto,torus@persistent,direct@persistent,mpi-adjacent,bound-torus,bound-direct
 
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 say "load before: $LOAD_BEFORE"
@@ -58,6 +76,11 @@ for transport in "${TRANSPORTS[@]}"; do
       -c "$CONTENDERS" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/small-$transport-$1.csv" >>"$LOG" 2>&1 ||
       { tail -n 20 "$LOG" >&2; say "iso-bench failed (log: $LOG)"; exit 1; }
   done
+  if ((FIRST_RUN)); then
+    # The model the first run calibrated (one new file per transport).
+    model="$(ls -t "$XDG_CACHE_HOME"/isostencil/cost_model-*.txt 2>/dev/null | head -n 1)"
+    [[ -n "$model" ]] && cp "$model" "$OUT/model-$transport.txt" && say "calibrated model: model-$transport.txt"
+  fi
   # One CSV per transport: the alltoall rows, then the allgather rows.
   { cat "$OUT/small-$transport-alltoall.csv"; tail -n +2 "$OUT/small-$transport-allgather.csv"; } >"$OUT/small-$transport.csv"
   rm -f "$OUT/small-$transport-alltoall.csv" "$OUT/small-$transport-allgather.csv"
