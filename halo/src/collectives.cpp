@@ -2,6 +2,7 @@
 // on every rank), block descriptions from the caller's buffers, the choice
 // of Algorithm::automatic, then the native or the scheduled operation.
 // The rest lives by concern (operation_internal.hpp lists the files).
+#include "cost_model_internal.hpp"
 #include "operation_internal.hpp"
 #include "smpi_compat.hpp"
 
@@ -153,6 +154,33 @@ std::string tune_key(const Neighborhood& neighborhood, Collective collective, co
   return tune_cache_key(machine, collective, neighborhood.offsets(), grid, ports, digest);
 }
 
+// A cached calibration whose choice a tuning measured at more than 1.5
+// times the fastest candidate (detail::model_contradicted) is removed, so
+// the next job calibrates again instead of keeping the misjudgment for good.
+// Only our own cache file that exists: a model the user named (or the
+// defaults) is theirs, and a tuning never triggers a calibration of its own.
+void expire_contradicted_model(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+                               int ports, const std::vector<TuneTrial>& trials) {
+  const MPI_Comm comm = neighborhood.comm();
+  const CostModelSource source = cost_model_source(comm);
+  int ours = 0;  // rank 0's view decides for all
+  if (neighborhood.rank() == 0 && !source.named) {
+    const PathTarget target = inspect_path(source.path, PathUse::cache);
+    ours = target.kind == PathTarget::Kind::regular && target.target == source.path ? 1 : 0;
+  }
+  ISO_MPI_CHECK(MPI_Bcast(&ours, 1, MPI_INT, 0, comm));
+  if (!ours) return;
+  Choice choice{Algorithm::automatic, 0};
+  try {
+    choice = choose_algorithm(neighborhood, collective, buffers, ports);
+  } catch (const Error&) {
+    return;  // a schedule these offsets do not allow: alike on every rank, as for tune
+  }
+  // Trials are maxima over ranks: the same verdict everywhere.
+  if (neighborhood.rank() == 0 && detail::model_contradicted(trials, choice.algorithm, choice.ports))
+    std::remove(source.path.c_str());
+}
+
 Operation tune(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
                const OperationOptions& options) {
   const MPI_Comm comm = neighborhood.comm();
@@ -284,6 +312,7 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
       }
     }
   }
+  expire_contradicted_model(neighborhood, collective, buffers, options.ports, trials);
   if (!key.empty()) {
     try {
       tune_cache_store(path, key, {trials[best_trial].algorithm, trials[best_trial].ports, trials}, note);

@@ -541,6 +541,16 @@ std::string CostModel::cache_directory() {
   return "";
 }
 
+bool detail::model_contradicted(const std::vector<TuneTrial>& trials, Algorithm algorithm, int ports) {
+  if (trials.empty()) return false;
+  double fastest = trials.front().seconds;
+  for (const TuneTrial& trial : trials) fastest = std::min(fastest, trial.seconds);
+  for (const TuneTrial& trial : trials)
+    if (trial.algorithm == algorithm && (algorithm == Algorithm::mpi || trial.ports == ports))
+      return trial.seconds > 1.5 * fastest;
+  return false;
+}
+
 std::uint64_t detail::text_digest(const std::string& text) {
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   for (unsigned char c : text) hash = (hash ^ c) * 0x100000001b3ULL;

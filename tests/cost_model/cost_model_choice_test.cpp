@@ -23,6 +23,7 @@
 #include <ctime>
 #include <fstream>
 #include <string>
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
@@ -376,6 +377,81 @@ TEST(CostModelChoice, CacheWithoutGatheredLineIsMeasuredAgain) {
     const iso::CostModel rewritten = iso::CostModel::load(cache);
     EXPECT_EQ(rewritten.alpha_gathered, model.alpha_gathered);
     EXPECT_EQ(rewritten.delta_gathered, model.delta_gathered);
+  }
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
+// A tuning whose measurements contradict the cached calibration (the
+// model's choice timed at more than 1.5 times the fastest candidate) removes
+// that cache, so the next job calibrates again; a tuning that agrees keeps
+// it. The cache here is a latency-free model (alpha = delta = 0, 1 ns a
+// byte) that picks linear for 8-byte blocks; whether linear is 1.5 times
+// the fastest is the measurement's to say (26 messages against 6: about 5x
+// on this machine), and the test holds the removal to that verdict.
+TEST(CostModelChoice, TuningContradictingTheCacheExpiresIt) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  if (iso_test::world_size() == 1) GTEST_SKIP() << "a calibration cache needs 2 ranks";
+  SharedTempDir dir;
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  setenv("ISO_TUNE_CACHE", "off", 1);
+  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
+  // Every figure a cache needs to be used as it is (not measured again).
+  const std::string cache = dir.write(cache_name(), model_text(0, 1e-9, 0, 0) +
+                                                        "version = 2\neager_limit = 1e9\nalpha_large = 0\n"
+                                                        "beta_large = 1e-9\nbeta_copy = 1e-9\ndelta_large = 1e-12\n"
+                                                        "beta_scattered = 1e-9\nalpha_gathered = 1e-12\n"
+                                                        "delta_gathered = 1e-12\n");
+  iso::CartComm cart(MPI_COMM_WORLD, {0, 0, 0}, {true, true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+  std::vector<double> send(static_cast<std::size_t>(nbh.size()), 1.0), recv(send.size(), 0.0);
+  iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                         {iso::Algorithm::tune});
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  EXPECT_EQ(model.source, cache) << "the tuning loaded the cache to weigh its choice";
+  // The model's choice: linear (what automatic picks under it).
+  iso::Operation automatic = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                                {iso::Algorithm::automatic});
+  ASSERT_EQ(automatic.algorithm(), iso::Algorithm::linear);
+  double fastest = -1, linear = -1;
+  for (const iso::TuneTrial& trial : op.tune_trials()) {
+    fastest = fastest < 0 ? trial.seconds : std::min(fastest, trial.seconds);
+    if (trial.algorithm == iso::Algorithm::linear) linear = trial.seconds;
+  }
+  ASSERT_GT(linear, 0.0) << "linear was timed";
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (iso_test::world_rank() == 0) {
+    struct stat info{};
+    const bool kept = stat(cache.c_str(), &info) == 0;
+    EXPECT_EQ(kept, linear <= 1.5 * fastest)
+        << "linear " << linear * 1e6 << " us, fastest " << fastest * 1e6 << " us; cache " << (kept ? "kept" : "removed");
+    std::printf("linear %.2f us, fastest %.2f us: cache %s\n", linear * 1e6, fastest * 1e6, kept ? "kept" : "removed");
+  }
+  EXPECT_TRUE(iso_test::all_ranks(true));
+}
+
+// A model the user named is theirs: a tuning never removes it, whatever it
+// measures; and without any cache a tuning calibrates nothing.
+TEST(CostModelChoice, TuningKeepsANamedModelAndCalibratesNothing) {
+  ISO_REQUIRE_FRESH_PROCESS();
+  SharedTempDir dir;
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  setenv("ISO_TUNE_CACHE", "off", 1);
+  const std::string named = dir.write("named.txt", model_text(0, 1e-9, 0, 0));
+  setenv("ISO_COST_MODEL", named.c_str(), 1);
+  iso::CartComm cart(MPI_COMM_WORLD, {0, 0, 0}, {true, true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+  std::vector<double> send(static_cast<std::size_t>(nbh.size()), 1.0), recv(send.size(), 0.0);
+  iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                         {iso::Algorithm::tune});
+  unsetenv("ISO_COST_MODEL");
+  iso::Operation again = iso::alltoall_init(nbh, send.data(), 1, MPI_DOUBLE, recv.data(), 1, MPI_DOUBLE,
+                                            {iso::Algorithm::tune});
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (iso_test::world_rank() == 0) {
+    struct stat info{};
+    EXPECT_EQ(stat(named.c_str(), &info), 0) << "the named model is gone";
+    EXPECT_NE(stat((dir.path() + "/isostencil").c_str(), &info), 0) << "a tuning wrote a calibration cache";
   }
   EXPECT_TRUE(iso_test::all_ranks(true));
 }

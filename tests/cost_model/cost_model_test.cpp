@@ -406,6 +406,25 @@ TEST(CostModelPredict, GatheredMessagesHaveTheirOwnLineByHand) {
   expect_close(iso::predict_execution_seconds(model, schedule, bytes, 6), 2 * old_step, "torus, no gathered line");
 }
 
+// Tuning contradicts a model when the model's choice (algorithm and port
+// limit; mpi has none) was timed at more than 1.5 times the fastest trial.
+TEST(CostModelPredict, TuningContradictsAModelByHand) {
+  using iso::Algorithm;
+  const std::vector<iso::TuneTrial> trials{{Algorithm::linear, 0, 9, 9e-6},
+                                           {Algorithm::torus, 0, 9, 2e-6},
+                                           {Algorithm::torus, 1, 9, 3e-6},
+                                           {Algorithm::mpi, 0, 9, 2.9e-6}};
+  EXPECT_TRUE(iso::detail::model_contradicted(trials, Algorithm::linear, 0));
+  EXPECT_FALSE(iso::detail::model_contradicted(trials, Algorithm::torus, 0));
+  EXPECT_FALSE(iso::detail::model_contradicted(trials, Algorithm::torus, 1)) << "exactly 1.5x is no contradiction";
+  EXPECT_FALSE(iso::detail::model_contradicted(trials, Algorithm::torus, 2)) << "not timed";
+  EXPECT_FALSE(iso::detail::model_contradicted(trials, Algorithm::direct, 0)) << "not timed";
+  EXPECT_FALSE(iso::detail::model_contradicted(trials, Algorithm::mpi, 2)) << "mpi at any port limit";
+  EXPECT_FALSE(iso::detail::model_contradicted({}, Algorithm::linear, 0));
+  const std::vector<iso::TuneTrial> slow_mpi{{Algorithm::torus, 0, 9, 2e-6}, {Algorithm::mpi, 0, 9, 3.1e-6}};
+  EXPECT_TRUE(iso::detail::model_contradicted(slow_mpi, Algorithm::mpi, 1));
+}
+
 // 3-D Moore r=1 alltoall on 2 ranks (2x1x1 torus) under the built-in
 // figures (a calibration of Open MPI 4.1's shared memory on the project
 // machine). Torus combines 9 blocks per message, linear sends 18 one-block
