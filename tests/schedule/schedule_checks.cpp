@@ -22,17 +22,6 @@
 #include <string>
 #include <vector>
 
-using iso::Algorithm;
-using iso::BlockRef;
-using iso::Buffer;
-using iso::CartGeometry;
-using iso::Collective;
-using iso::OffsetList;
-using iso::Schedule;
-using schedtest::describe;
-using schedtest::make_grid;
-using schedtest::make_mesh;
-using schedtest::make_torus;
 
 namespace schedtest {
 

@@ -3,35 +3,16 @@
 #include "schedule_checks.hpp"
 
 
-#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
-#include "iso/geometry.hpp"
 #include "iso/schedule.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <ctime>
 #include <functional>
-#include <map>
-#include <random>
-#include <set>
 #include <string>
 #include <vector>
 
-using iso::Algorithm;
-using iso::BlockRef;
-using iso::Buffer;
-using iso::CartGeometry;
-using iso::Collective;
-using iso::OffsetList;
-using iso::Schedule;
-using schedtest::describe;
-using schedtest::make_grid;
-using schedtest::make_mesh;
-using schedtest::make_torus;
 using namespace schedtest;
 
 TEST(ScheduleBadInput, WrongDimension) {
