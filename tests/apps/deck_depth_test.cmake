@@ -71,23 +71,7 @@ if(NOT "${steps_1}" STREQUAL "${steps_${DEPTH}}")
   list(APPEND failures "summary steps: ${steps_1} at depth 1, ${steps_${DEPTH}} at depth ${DEPTH}")
 endif()
 
-set(compared 0)
-foreach(step RANGE 0 ${STEPS} ${EVERY})
-  deck_step_group(${step} group)
-  execute_process(COMMAND "${H5DIFF}" "depth1/${name}.h5" "depth${DEPTH}/${name}.h5"
-                          "/${group}/${FIELD}" "/${group}/${FIELD}"
-                  WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-  if(NOT rc EQUAL 0)
-    list(APPEND failures "${name}.h5 /${group}/${FIELD}: depth ${DEPTH} differs from 1:\n${hout}${herr}")
-  endif()
-  math(EXPR compared "${compared} + 1")
-endforeach()
-execute_process(COMMAND "${H5DIFF}" "depth1/${name}.checkpoint.h5" "depth${DEPTH}/${name}.checkpoint.h5"
-                        "/state/${FIELD}" "/state/${FIELD}"
-                WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-if(NOT rc EQUAL 0)
-  list(APPEND failures "${name}.checkpoint.h5 /state/${FIELD}: depth ${DEPTH} differs from 1:\n${hout}${herr}")
-endif()
+deck_compare_runs("depth1" "depth${DEPTH}" "${name}" "depth ${DEPTH} differs from 1" compared)
 
 if(failures)
   list(JOIN failures "\n  " text)

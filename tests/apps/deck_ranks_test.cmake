@@ -55,23 +55,7 @@ foreach(when initial final)
   endif()
 endforeach()
 
-set(compared 0)
-foreach(step RANGE 0 ${STEPS} ${EVERY})
-  deck_step_group(${step} group)
-  execute_process(COMMAND "${H5DIFF}" "np1/${name}.h5" "np${NP}/${name}.h5"
-                          "/${group}/${FIELD}" "/${group}/${FIELD}"
-                  WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-  if(NOT rc EQUAL 0)
-    list(APPEND failures "${name}.h5 /${group}/${FIELD}: ${NP} ranks differ from 1:\n${hout}${herr}")
-  endif()
-  math(EXPR compared "${compared} + 1")
-endforeach()
-execute_process(COMMAND "${H5DIFF}" "np1/${name}.checkpoint.h5" "np${NP}/${name}.checkpoint.h5"
-                        "/state/${FIELD}" "/state/${FIELD}"
-                WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-if(NOT rc EQUAL 0)
-  list(APPEND failures "${name}.checkpoint.h5 /state/${FIELD}: ${NP} ranks differ from 1:\n${hout}${herr}")
-endif()
+deck_compare_runs("np1" "np${NP}" "${name}" "${NP} ranks differ from 1" compared)
 
 if(failures)
   list(JOIN failures "\n  " text)

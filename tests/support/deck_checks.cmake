@@ -1,5 +1,5 @@
 # Checks shared by the `cmake -P` scripts that run decks through the driver
-# (tests/apps/deck_ranks_test.cmake, restart_test.cmake,
+# (tests/apps/deck_ranks_test.cmake, deck_depth_test.cmake, restart_test.cmake,
 # tests/grid/deck_transport_test.cmake). Include after `set(failures "")`.
 
 # The output group of `step` as the driver names it: step_%06d (at least six
@@ -31,4 +31,30 @@ function(deck_check_validated_run label rc out)
     list(APPEND found "${label}: a validation failed")
   endif()
   set(failures "${found}" PARENT_SCOPE)
+endfunction()
+
+# Appends to `failures` every output step (0, EVERY, ... STEPS) of FIELD and
+# the checkpoint's state where run folders `a` and `b` (under WORK, deck
+# `name`) differ (h5diff: exact), each named with `what` ("depth 3 differs
+# from 1"); sets `compared_var` to the number of output steps compared.
+function(deck_compare_runs a b name what compared_var)
+  set(found "${failures}")
+  set(compared 0)
+  foreach(step RANGE 0 ${STEPS} ${EVERY})
+    deck_step_group(${step} group)
+    execute_process(COMMAND "${H5DIFF}" "${a}/${name}.h5" "${b}/${name}.h5" "/${group}/${FIELD}" "/${group}/${FIELD}"
+                    WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
+    if(NOT rc EQUAL 0)
+      list(APPEND found "${name}.h5 /${group}/${FIELD}: ${what}:\n${hout}${herr}")
+    endif()
+    math(EXPR compared "${compared} + 1")
+  endforeach()
+  execute_process(COMMAND "${H5DIFF}" "${a}/${name}.checkpoint.h5" "${b}/${name}.checkpoint.h5"
+                          "/state/${FIELD}" "/state/${FIELD}"
+                  WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
+  if(NOT rc EQUAL 0)
+    list(APPEND found "${name}.checkpoint.h5 /state/${FIELD}: ${what}:\n${hout}${herr}")
+  endif()
+  set(failures "${found}" PARENT_SCOPE)
+  set(${compared_var} ${compared} PARENT_SCOPE)
 endfunction()
