@@ -6,7 +6,12 @@
 # at the given simulated rank counts.
 #   bash scripts/smpi.sh                 # install if needed, build
 #   bash scripts/smpi.sh test [N ...]    # build the check and the examples, run them at N ranks (default 64)
-# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6).
+#   bash scripts/smpi.sh calibrate       # measure this machine's Open MPI (shared memory, TCP) and write
+#                                        # BUILD_DIR/calibration/local-{shm,tcp}.xml
+#   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
+#                                        # against the same runs for real, at N ranks (default 2 4 8)
+# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
+# REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,8 +35,71 @@ fi
 # `test` builds only what it runs (CI's time: iso-bench and CLI11 alone
 # take minutes on 2 cores); a plain call builds everything.
 targets=()
-[[ ${1:-} != test ]] || targets=(--target smpi_differential c_collectives cpp_collectives)
-cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log" >&2; exit 1; }
+case ${1:-} in
+  test) targets=(--target smpi_differential c_collectives cpp_collectives) ;;
+  calibrate) targets=(--target help) ;;
+  accuracy) targets=(--target iso-bench) ;;
+  '') ;;
+  *) echo "smpi.sh: unknown mode '$1' (expected test, calibrate, accuracy or nothing)" >&2; exit 2 ;;
+esac
+[[ ${1:-} == calibrate ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
+  || { tail -50 "$build/build.log" >&2; exit 1; }
+
+# Open MPI's per-message costs on this machine, shared memory and TCP, as
+# SMPI platforms (tests/smpi/calibrate.c, scripts/smpi_calibrate.py).
+calibrate() {
+  local out=$build/calibration
+  mkdir -p "$out"
+  mpicc -O2 -o "$out/calibrate" tests/smpi/calibrate.c
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  local transport btl eager
+  for transport in shm:vader tcp:tcp; do
+    btl=${transport#*:}
+    eager=$(ompi_info --param btl "$btl" --level 9 --parsable | sed -n "s/^mca:btl:$btl:param:btl_${btl}_eager_limit:value://p")
+    [[ $eager =~ ^[0-9]+$ ]] || { echo "smpi.sh: no eager limit for btl $btl from ompi_info" >&2; exit 1; }
+    mpirun -np 2 --mca btl "self,$btl" "$out/calibrate" 1048576 50 >"$out/${transport%%:*}.txt" \
+      || { echo "smpi.sh: the calibration run over btl $btl failed" >&2; exit 1; }
+    python3 scripts/smpi_calibrate.py "$out/${transport%%:*}.txt" --eager "$eager" --cores "$(nproc)" \
+      -o "$out/local-${transport%%:*}.xml" \
+      --label "Open MPI $(ompi_info --version | sed -n 's/^Open MPI v//p' | head -1), btl self,$btl, 2 ranks, on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+}
+
+if [[ ${1:-} == calibrate ]]; then
+  calibrate
+  echo "smpi: calibrated platforms in $build/calibration (local-shm.xml, local-tcp.xml)"
+  exit 0
+fi
+
+# iso-bench's alltoall, Moore d=2 r=1, for real and simulated on the
+# calibrated platforms; every point within 25 % or the mode fails.
+if [[ ${1:-} == accuracy ]]; then
+  shift
+  ranks=("$@")
+  [[ ${#ranks[@]} -gt 0 ]] || ranks=(2 4 8)
+  real=${REAL_ISO_BENCH:-build/apps/bench/iso-bench}
+  [[ -x $real ]] || { echo "smpi.sh: $real not found: build iso-bench with the real MPI first (or set REAL_ISO_BENCH)" >&2; exit 1; }
+  calibrate
+  out=$build/calibration
+  bench=(collectives -o alltoall -n moore:2:1 -s 8,512,4096 -c linear,torus -q)
+  rm -f "$out"/real-*.csv "$out"/sim-*.csv
+  for transport in shm:vader tcp:tcp; do
+    t=${transport%%:*}
+    for n in "${ranks[@]}"; do
+      over=()
+      ((n <= $(nproc))) || over=(--oversubscribe)
+      mpirun "${over[@]}" -np "$n" --mca btl "self,${transport#*:}" "$real" "${bench[@]}" -r 200 --warmup 20 -l 3 \
+        --csv "$out/real-$t-$n.csv" >"$out/real-$t-$n.log" 2>&1 \
+        || { cat "$out/real-$t-$n.log" >&2; echo "smpi.sh: the real run ($t, $n ranks) failed" >&2; exit 1; }
+      echo "local-0:$n" >"$out/hosts-$n.txt"
+      ISO_COST_MODEL=defaults smpirun -np "$n" -platform "$out/local-$t.xml" -hostfile "$out/hosts-$n.txt" \
+        --cfg=smpi/display-timing:no --log=root.thres:error "$build/iso-bench" "${bench[@]}" -r 3 --warmup 1 -l 1 \
+        --csv "$out/sim-$t-$n.csv" >"$out/sim-$t-$n.log" 2>&1 \
+        || { cat "$out/sim-$t-$n.log" >&2; echo "smpi.sh: the simulated run ($t, $n ranks) failed" >&2; exit 1; }
+    done
+  done
+  exec python3 scripts/smpi_accuracy.py --tolerance 0.25 -o "$out/accuracy.csv" "$out"
+fi
 
 [[ ${1:-} == test ]] || exit 0
 shift
