@@ -8,6 +8,8 @@
 #   bash scripts/smpi.sh test [N ...]    # build the check and the examples, run them at N ranks (default 64)
 #   bash scripts/smpi.sh calibrate       # measure this machine's Open MPI (shared memory, TCP) and write
 #                                        # BUILD_DIR/calibration/local-{shm,tcp}.xml
+#   bash scripts/smpi.sh platforms       # load each tests/smpi/platforms/*.xml: ping-pong in a node
+#                                        # and between its first and last node (2 simulated ranks)
 #   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
@@ -37,12 +39,12 @@ fi
 targets=()
 case ${1:-} in
   test) targets=(--target smpi_differential c_collectives cpp_collectives) ;;
-  calibrate) targets=(--target help) ;;
+  calibrate | platforms) ;;
   accuracy) targets=(--target iso-bench) ;;
   '') ;;
   *) echo "smpi.sh: unknown mode '$1' (expected test, calibrate, accuracy or nothing)" >&2; exit 2 ;;
 esac
-[[ ${1:-} == calibrate ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
+[[ ${1:-} == calibrate || ${1:-} == platforms ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
   || { tail -50 "$build/build.log" >&2; exit 1; }
 
 # Open MPI's per-message costs on this machine, shared memory and TCP, as
@@ -68,6 +70,31 @@ calibrate() {
 if [[ ${1:-} == calibrate ]]; then
   calibrate
   echo "smpi: calibrated platforms in $build/calibration (local-shm.xml, local-tcp.xml)"
+  exit 0
+fi
+
+# Each platform loads and gives the figures its comment states: the
+# calibration program (its ping-pong) at 2 ranks in one node and across.
+if [[ ${1:-} == platforms ]]; then
+  smpicc -O2 -o "$build/calibrate-smpi" tests/smpi/calibrate.c
+  printf '%-28s %-6s %10s %10s %10s\n' platform pair "8 B us" "4 KiB us" "64 KiB us"
+  for platform in tests/smpi/platforms/*.xml; do
+    # The cluster's first and last node (two ranks on the first: on a
+    # one-core node too, SMPI shares the core).
+    read -r first last < <(python3 -c 'import sys, xml.etree.ElementTree as E
+c = E.parse(sys.argv[1]).getroot().find(".//cluster")
+print(*(c.get("prefix", "") + i + c.get("suffix", "") for i in c.get("radical").split("-")))' "$platform")
+    echo "$first:2" >"$build/hosts-node.txt"
+    printf '%s:1\n%s:1\n' "$first" "$last" >"$build/hosts-across.txt"
+    for pair in node across; do
+      log=$build/platform-$(basename "$platform" .xml)-$pair.log
+      smpirun -np 2 -platform "$platform" -hostfile "$build/hosts-$pair.txt" --cfg=smpi/display-timing:no \
+        --log=root.thres:error "$build/calibrate-smpi" 65536 3 >"$log" 2>&1 \
+        || { cat "$log" >&2; echo "smpi.sh: $platform does not run ($pair)" >&2; exit 1; }
+      awk -v p="$(basename "$platform" .xml)" -v pair="$pair" '$1 == 8 { a = $2 } $1 == 4096 { b = $2 } $1 == 65536 { c = $2 }
+        END { printf "%-28s %-6s %10s %10s %10s\n", p, pair, a, b, c }' "$log"
+    done
+  done
   exit 0
 fi
 
