@@ -46,17 +46,28 @@ def read_table(path):
     return rows
 
 
-def pieces(sizes, values):
-    """Lines through consecutive points: [(bound, offset, slope)]."""
-    out = []
-    for i in range(len(sizes) - 1):
-        slope = (values[i + 1] - values[i]) / (sizes[i + 1] - sizes[i])
-        out.append((sizes[i], values[i] - slope * sizes[i], slope))
+def pieces(sizes, values, split):
+    """Lines through consecutive points, [(bound, offset, slope)], in two
+    regimes: points below `split` (eager), then the points from `split` on
+    (rendezvous), the first of their lines carried back to the last eager
+    point (sizes between it and `split` get the rendezvous line). The jump between the two
+    protocols stays a jump, not a steep line that concurrent messages
+    would share as bandwidth."""
+    def lines(xs, ys):
+        return [(xs[i], ys[i] - (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]) * xs[i],
+                 (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i])) for i in range(len(xs) - 1)]
+    low = [(x, y) for x, y in zip(sizes, values) if x < split]
+    high = [(x, y) for x, y in zip(sizes, values) if x >= split]
+    out = lines(*zip(*low)) if len(low) > 1 else [(0, low[0][1], 0.0)] if low else []
+    if high:
+        rdv = lines(*zip(*high)) if len(high) > 1 else [(split, high[0][1], 0.0)]
+        out.append((low[-1][0] if low else 0, rdv[0][1], rdv[0][2]))
+        out += rdv[1:]
     return out
 
 
-def overhead_string(sizes, values):
-    return ";".join(f"{b}:{o:.6e}:{s:.6e}" for b, o, s in pieces(sizes, values))
+def overhead_string(sizes, values, split):
+    return ";".join(f"{b}:{o:.6e}:{s:.6e}" for b, o, s in pieces(sizes, values, split))
 
 
 def main():
@@ -92,23 +103,25 @@ def main():
     lat_f, bw_f = [], []
     # SMPI's network sees a message as its bytes plus a 16-byte envelope.
     xs = [x + envelope for x in sizes]
-    for i, (b, o, s) in enumerate(pieces(xs, net)):
+    for i, (b, o, s) in enumerate(pieces(xs, net, thresh + envelope)):
         # A piece needs positive latency and bandwidth; where noise gives
-        # neither, it still ends on the measured point at its right end.
+        # neither, it still ends on a measured point (its right one).
+        end = xs[min(i + 1, len(xs) - 1)]
+        value = o + s * end
         if s <= 0:
             s = 1e-3 / bw
-            o = net[i + 1] - s * xs[i + 1]
+            o = value - s * end
         if o <= 0:
             o = 1e-3 * lat
-            s = (net[i + 1] - o) / xs[i + 1]
+            s = (value - o) / end
         lat_f.append(f"{b}:{o / lat:.6g}")
         bw_f.append(f"{b}:{1.0 / (s * bw):.6g}")
     test = sorted(r[5] for r in rows)[len(rows) // 2]
 
     config = [
-        ("smpi/os", overhead_string(sizes, os_)),
-        ("smpi/ois", overhead_string(sizes, ois)),
-        ("smpi/or", overhead_string(sizes, or_)),
+        ("smpi/os", overhead_string(sizes, os_, thresh)),
+        ("smpi/ois", overhead_string(sizes, ois, thresh)),
+        ("smpi/or", overhead_string(sizes, or_, thresh)),
         ("smpi/lat-factor", ";".join(lat_f)),
         ("smpi/bw-factor", ";".join(bw_f)),
         ("smpi/async-small-thresh", str(thresh)),
@@ -135,7 +148,9 @@ def main():
      (tests/smpi/calibrate.c, scripts/smpi_calibrate.py; docs/simulating.md#calibration):
      {a.label}
      One host local-0 with {a.cores} cores (hostfile line "local-0:N"); its
-     ranks talk over the loopback link. Measured, microseconds (medians):
+     ranks talk over its loopback link, SHARED: concurrent messages share
+     its bandwidth, as copies through one memory system do (a cluster's
+     loopback is a FATPIPE, where they would not). Measured, microseconds (medians):
 {table}
      Eager limit {a.eager} B; latency {lat * 1e6:.3f} us, bandwidth {bw / 1e9:.3f} GB/s. -->
 <platform version="4.1">
@@ -144,8 +159,11 @@ def main():
         for key, value in config:
             f.write(f'    <prop id="{key}" value="{value}"/>\n')
         f.write(f"""  </config>
-  <cluster id="local" prefix="local-" suffix="" radical="0-0" core="{a.cores}" speed="1Gf"
-           bw="{bw:.6g}Bps" lat="{lat:.6g}s" loopback_bw="{bw:.6g}Bps" loopback_lat="{lat:.6g}s"/>
+  <zone id="local" routing="Full">
+    <host id="local-0" speed="1Gf" core="{a.cores}"/>
+    <link id="local-0-loopback" bandwidth="{bw:.6g}Bps" latency="{lat:.6g}s" sharing_policy="SHARED"/>
+    <route src="local-0" dst="local-0"><link_ctn id="local-0-loopback"/></route>
+  </zone>
 </platform>
 """)
 
