@@ -10,9 +10,12 @@
 #                                        # BUILD_DIR/calibration/local-{shm,tcp}.xml
 #   bash scripts/smpi.sh platforms       # load each tests/smpi/platforms/*.xml: ping-pong in a node
 #                                        # and between its first and last node (2 simulated ranks)
+#   bash scripts/smpi.sh paper [N] [PLATFORM]  # the paper's collectives at N simulated ranks (default 1152
+#                                        # on tests/smpi/platforms/ib-cluster-36x32.xml): BUILD_DIR/paper-*.csv
 #   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
+# PAPER_DIMS (2 3), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct), PAPER_OPS (alltoall),
 # REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
 set -euo pipefail
@@ -40,7 +43,7 @@ targets=()
 case ${1:-} in
   test) targets=(--target smpi_differential c_collectives cpp_collectives) ;;
   calibrate | platforms) ;;
-  accuracy) targets=(--target iso-bench) ;;
+  accuracy | paper) targets=(--target iso-bench) ;;
   '') ;;
   *) echo "smpi.sh: unknown mode '$1' (expected test, calibrate, accuracy or nothing)" >&2; exit 2 ;;
 esac
@@ -95,6 +98,46 @@ print(*(c.get("prefix", "") + i + c.get("suffix", "") for i in c.get("radical").
         END { printf "%-28s %-6s %10s %10s %10s\n", p, pair, a, b, c }' "$log"
     done
   done
+  exit 0
+fi
+
+# The paper's experiments at scale: iso-bench on Moore r=1 neighborhoods,
+# one simulation a dimension, each with its wall time and peak memory
+# (docs/simulating.md#the-papers-experiments).
+if [[ ${1:-} == paper ]]; then
+  n=${2:-1152}
+  platform=${3:-tests/smpi/platforms/ib-cluster-36x32.xml}
+  [[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || { echo "smpi.sh paper: ranks must be a number >= 2 (got '$n')" >&2; exit 2; }
+  [[ -f $platform ]] || { echo "smpi.sh paper: no platform file $platform" >&2; exit 2; }
+  name=$(basename "$platform" .xml)
+  python3 scripts/smpi_hostfile.py "$platform" "$n" >"$build/hosts-paper.txt"
+  out=$build/paper-$name-$n.csv
+  rm -f "$out"
+  for d in ${PAPER_DIMS:-2 3}; do
+    # A balanced process grid (SMPI's MPI_Dims_create does not always balance).
+    procs=$(python3 -c 'import sys
+n, d = int(sys.argv[1]), int(sys.argv[2]); dims = [1] * d; f = 2; primes = []
+while n > 1:
+    while n % f == 0: primes.append(f); n //= f
+    f += 1
+for p in sorted(primes, reverse=True): dims[dims.index(min(dims))] *= p
+print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
+    run=$build/paper-$name-$n-d$d
+    start=$(date +%s.%N)
+    ISO_COST_MODEL=defaults /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
+      -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
+      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "moore:$d:1" -s "${PAPER_SIZES:-8,128,2048}" \
+      -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
+      --csv "$run.csv" >"$run.log" 2>&1 \
+      || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d failed ($run.log)" >&2; exit 1; }
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    rss=$(tail -1 "$run.rss")
+    # iso-bench's rows, each with the simulation's wall time and peak memory.
+    [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
+    sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
+    echo "smpi paper: $name, $n ranks, moore:$d:1: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+  done
+  echo "smpi paper: $out"
   exit 0
 fi
 

@@ -4,29 +4,27 @@ size) into an SMPI platform file for this machine (docs/simulating.md#calibratio
 
   smpi_calibrate.py TABLE --eager BYTES --cores N --label TEXT -o PLATFORM.xml
 
-The model is piecewise linear between the measured sizes, so that SMPI's
-ping-pong reproduces the measured one at every measured size:
+Every cost is two straight lines, one for the eager sizes and one for the
+rendezvous sizes (a robust fit, so that one noisy size does not drag it):
   smpi/os, smpi/ois, smpi/or   sender (blocking, non-blocking) and receiver
-                               costs: the measured isend (os: the smaller of
-                               send and isend, as a burst of blocking sends
+                               CPU costs: the measured isend (os: the smaller
+                               of send and isend, as a burst of blocking sends
                                waits once the receiver's eager slots fill) and
-                               recv times (above the eager limit: the last
-                               eager value, since a rendezvous receive's time
-                               is transfer)
-  link latency, bandwidth      the network part of the ping-pong, that is
-                               half a round trip less os and or (SMPI charges
-                               os to a blocking send only below the detached
-                               threshold): latency = that part at the
-                               smallest size, bandwidth = the slope between
-                               the two largest sizes; smpi/lat-factor and
-                               smpi/bw-factor bend it through every measured size
+                               the larger of recv and exchange less isend
+                               (above the eager limit: the last eager value,
+                               since a rendezvous receive's time is transfer)
+  link latency, bandwidth      the network part of the ping-pong: half a round
+                               trip less os and or (SMPI charges os to a
+                               blocking send only below the detached
+                               threshold). The eager line gives the link's
+                               latency, the rendezvous line its bandwidth;
+                               smpi/lat-factor and smpi/bw-factor turn one
+                               into the other at the last eager size (plus
+                               SMPI's 16-byte envelope)
   thresholds                   async-small and send-is-detached = the eager
                                limit less 64 B (Open MPI counts headers in it)
   smpi/test                    one MPI_Test on an incomplete request
-The link sees 16 bytes more than the message (SMPI's envelope): its factors'
-bounds are shifted by 16. SMPI's factor lists apply a piece to sizes above its bound ("bound:..."),
-the first piece also below it: pieces joining at the measured sizes give a
-continuous curve, whatever side a size on a bound falls.
+SMPI's factor lists apply a piece to the sizes above its bound.
 """
 import argparse
 import sys
@@ -39,35 +37,40 @@ def read_table(path):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            b, pp, send, isend, recv, test = (float(x) for x in line.split())
+            b, pp, send, isend, recv, test, exchange = (float(x) for x in line.split())
+            # The receive's CPU cost: that of a message already arrived, or
+            # what an exchange adds a message beyond posting its send,
+            # whichever is larger (a TCP transport reads its messages in
+            # whatever MPI call runs when they land: only the exchange sees it).
+            recv = max(recv, exchange - isend)
             rows.append((int(b), pp * 1e-6, send * 1e-6, isend * 1e-6, recv * 1e-6, test * 1e-6))
     if len(rows) < 4:
         sys.exit(f"smpi_calibrate: {path}: fewer than 4 sizes measured")
     return rows
 
 
-def pieces(sizes, values, split):
-    """Lines through consecutive points, [(bound, offset, slope)], in two
-    regimes: points below `split` (eager), then the points from `split` on
-    (rendezvous), the first of their lines carried back to the last eager
-    point (sizes between it and `split` get the rendezvous line). The jump between the two
-    protocols stays a jump, not a steep line that concurrent messages
-    would share as bandwidth."""
-    def lines(xs, ys):
-        return [(xs[i], ys[i] - (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i]) * xs[i],
-                 (ys[i + 1] - ys[i]) / (xs[i + 1] - xs[i])) for i in range(len(xs) - 1)]
-    low = [(x, y) for x, y in zip(sizes, values) if x < split]
-    high = [(x, y) for x, y in zip(sizes, values) if x >= split]
-    out = lines(*zip(*low)) if len(low) > 1 else [(0, low[0][1], 0.0)] if low else []
-    if high:
-        rdv = lines(*zip(*high)) if len(high) > 1 else [(split, high[0][1], 0.0)]
-        out.append((low[-1][0] if low else 0, rdv[0][1], rdv[0][2]))
-        out += rdv[1:]
-    return out
+def median(values):
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else 0.5 * (v[len(v) // 2 - 1] + v[len(v) // 2])
 
 
-def overhead_string(sizes, values, split):
-    return ";".join(f"{b}:{o:.6e}:{s:.6e}" for b, o, s in pieces(sizes, values, split))
+def fit(points):
+    """A straight line (offset, slope) through (size, time) points that one
+    noisy size cannot drag (Theil-Sen: the median of the pairwise slopes)."""
+    slope = median([(y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(points) for x2, y2 in points[i + 1:]])
+    return median([y - slope * x for x, y in points]), slope
+
+
+def overhead_string(sizes, values, eager):
+    """A CPU cost as SMPI's "bound:offset:slope" pieces, a line for the
+    eager sizes and one from the last eager size on; never negative."""
+    out = []
+    for bound, keep in ((0, True), (max(s for s, e in zip(sizes, eager) if e), False)):
+        offset, slope = fit([(s, v) for s, v, e in zip(sizes, values, eager) if e == keep])
+        slope = max(slope, 0.0)
+        offset = max(offset, 0.0)
+        out.append(f"{bound}:{offset:.6e}:{slope:.6e}")
+    return ";".join(out)
 
 
 def main():
@@ -95,33 +98,36 @@ def main():
     # The network's part: what the ping-pong spends beyond the charged overheads.
     net = [max(r[1] - (o if e else 0.0) - q, 1e-9) for r, o, q, e in zip(rows, os_, or_, eager)]
     envelope = 16
-    lat = net[0]
-    slope_big = (net[-1] - net[-2]) / (sizes[-1] - sizes[-2])
-    if slope_big <= 0:
-        sys.exit("smpi_calibrate: the two largest sizes give no bandwidth (noise?); measure again")
-    bw = 1.0 / slope_big
-    lat_f, bw_f = [], []
-    # SMPI's network sees a message as its bytes plus a 16-byte envelope.
+    # One straight line a protocol (fit): the link's latency and bandwidth
+    # are shared by concurrent messages, so noise between neighbouring sizes
+    # must not become a piece with a tiny bandwidth. Eager: latency and bandwidth of the link; rendezvous:
+    # factors on them from the last eager size (plus the envelope) on.
     xs = [x + envelope for x in sizes]
-    for i, (b, o, s) in enumerate(pieces(xs, net, thresh + envelope)):
-        # A piece needs positive latency and bandwidth; where noise gives
-        # neither, it still ends on a measured point (its right one).
-        end = xs[min(i + 1, len(xs) - 1)]
-        value = o + s * end
-        if s <= 0:
-            s = 1e-3 / bw
-            o = value - s * end
-        if o <= 0:
-            o = 1e-3 * lat
-            s = (value - o) / end
-        lat_f.append(f"{b}:{o / lat:.6g}")
-        bw_f.append(f"{b}:{1.0 / (s * bw):.6g}")
+    low = [(x, y) for x, y, e in zip(xs, net, eager) if e]
+    high = [(x, y) for x, y, e in zip(xs, net, eager) if not e]
+    if len(low) < 2 or len(high) < 2:
+        sys.exit("smpi_calibrate: need two measured sizes on each side of the eager limit")
+    (lat, slope_low), (lat_high, slope_high) = fit(low), fit(high)
+    # Small eager messages can leave the link no measurable slope once the
+    # CPU costs take theirs: the eager line then takes the rendezvous
+    # bandwidth, its latency refitted.
+    if slope_low <= 0 < slope_high:
+        slope_low = slope_high
+        lat = median([y - slope_low * x for x, y in low])
+    if min(lat, slope_low, lat_high, slope_high) <= 0:
+        sys.exit(f"smpi_calibrate: a fitted latency or bandwidth is not positive ({lat}, {slope_low}, "
+                 f"{lat_high}, {slope_high}): noisy measurement, calibrate again")
+    bw = 1.0 / slope_high
+    bound = low[-1][0]
+    lat_f = [f"0:1", f"{bound}:{lat_high / lat:.6g}"]
+    bw_f = [f"0:{slope_high / slope_low:.6g}", f"{bound}:1"]
+    model = [(lat if e else lat_high) + x * (slope_low if e else slope_high) for x, e in zip(xs, eager)]
     test = sorted(r[5] for r in rows)[len(rows) // 2]
 
     config = [
-        ("smpi/os", overhead_string(sizes, os_, thresh)),
-        ("smpi/ois", overhead_string(sizes, ois, thresh)),
-        ("smpi/or", overhead_string(sizes, or_, thresh)),
+        ("smpi/os", overhead_string(sizes, os_, eager)),
+        ("smpi/ois", overhead_string(sizes, ois, eager)),
+        ("smpi/or", overhead_string(sizes, or_, eager)),
         ("smpi/lat-factor", ";".join(lat_f)),
         ("smpi/bw-factor", ";".join(bw_f)),
         ("smpi/async-small-thresh", str(thresh)),
@@ -139,8 +145,8 @@ def main():
     ]
     table = "\n".join(
         f"       {b:>8} B  pingpong {r[1] * 1e6:8.3f}  send {r[2] * 1e6:7.3f}  isend {r[3] * 1e6:7.3f}"
-        f"  recv {r[4] * 1e6:7.3f}  net {n * 1e6:8.3f}"
-        for b, r, n in zip(sizes, rows, net))
+        f"  recv {r[4] * 1e6:7.3f}  net {n * 1e6:8.3f}  fit {m * 1e6:8.3f}"
+        for b, r, n, m in zip(sizes, rows, net, model))
     with open(a.output, "w") as f:
         f.write(f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
@@ -152,7 +158,9 @@ def main():
      its bandwidth, as copies through one memory system do (a cluster's
      loopback is a FATPIPE, where they would not). Measured, microseconds (medians):
 {table}
-     Eager limit {a.eager} B; latency {lat * 1e6:.3f} us, bandwidth {bw / 1e9:.3f} GB/s. -->
+     (net: the ping-pong less os and or; fit: the link's two lines.)
+     Eager limit {a.eager} B. Eager: latency {lat * 1e6:.3f} us, bandwidth {1e-9 / slope_low:.3f} GB/s;
+     rendezvous: latency {lat_high * 1e6:.3f} us, bandwidth {bw / 1e9:.3f} GB/s. -->
 <platform version="4.1">
   <config>
 """)

@@ -8,6 +8,11 @@
  *   isend     one MPI_Isend call of such a burst (its posting, not its completion)
  *   recv      one MPI_Recv of a burst that has already arrived (matching and copy-out)
  *   test      one MPI_Test on a request not yet complete
+ *   exchange  what each further message adds to an exchange: both ranks post
+ *             16 MPI_Irecv and 16 MPI_Isend and wait for all, less the same
+ *             with 1, / 15: one send and one receive of one rank's CPU, as
+ *             in a halo exchange (the receive side of a transport that reads
+ *             its messages during any MPI call, TCP's, shows only here)
  * all in microseconds. Sizes: 1, 8, then powers of two from 64 B to max_bytes. */
 #include <mpi.h>
 #include <stdio.h>
@@ -48,13 +53,13 @@ int main(int argc, char** argv) {
   const int peer = 1 - rank;
   char* buffer = calloc((size_t)max_bytes * burst, 1);
   double* samples = malloc(sizeof(double) * (size_t)reps);
-  double row[5];
+  double row[6];
   MPI_Request requests[burst];
   if (!buffer || !samples) {
     fprintf(stderr, "calibrate: out of memory\n");
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (rank == 0) printf("# bytes pingpong_us send_us isend_us recv_us test_us\n");
+  if (rank == 0) printf("# bytes pingpong_us send_us isend_us recv_us test_us exchange_us\n");
   for (long bytes = 1; bytes <= max_bytes; bytes = bytes == 1 ? 8 : bytes == 8 ? 64 : bytes * 2) {
     const int n = (int)bytes;
     for (int r = 0; r < reps; ++r) { /* ping-pong, one warm-up round first */
@@ -126,12 +131,29 @@ int main(int argc, char** argv) {
       if (rank == 1 && !done) MPI_Wait(&request, MPI_STATUS_IGNORE);
     }
     row[4] = median(samples, reps);
+    double burst_time[2];
+    for (int many = 0; many < 2; ++many) { /* 1 message each way, then a burst */
+      const int count = many ? burst : 1;
+      MPI_Request both[2 * burst];
+      for (int r = 0; r < reps; ++r) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        for (int k = 0; k < count; ++k)
+          MPI_Irecv(buffer + (size_t)k * n, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &both[k]);
+        for (int k = 0; k < count; ++k)
+          MPI_Isend(buffer + (size_t)(burst - 1 - k) * n, n, MPI_BYTE, peer, 6, MPI_COMM_WORLD, &both[count + k]);
+        MPI_Waitall(2 * count, both, MPI_STATUSES_IGNORE);
+        samples[r] = MPI_Wtime() - t0;
+      }
+      burst_time[many] = median(samples, reps);
+    }
+    row[5] = (burst_time[1] - burst_time[0]) / (burst - 1);
     /* rank 1's recv and test times go to rank 0, which prints */
-    if (rank == 1) MPI_Send(row + 3, 2, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD);
+    if (rank == 1) MPI_Send(row + 3, 3, MPI_DOUBLE, 0, 5, MPI_COMM_WORLD);
     if (rank == 0) {
-      MPI_Recv(row + 3, 2, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      printf("%ld %.4f %.4f %.4f %.4f %.4f\n", bytes, row[0] * 1e6, row[1] * 1e6, row[2] * 1e6, row[3] * 1e6,
-             row[4] * 1e6);
+      MPI_Recv(row + 3, 3, MPI_DOUBLE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      printf("%ld %.4f %.4f %.4f %.4f %.4f %.4f\n", bytes, row[0] * 1e6, row[1] * 1e6, row[2] * 1e6,
+             row[3] * 1e6, row[4] * 1e6, row[5] * 1e6);
       fflush(stdout);
     }
   }
