@@ -45,7 +45,7 @@ case ${1:-} in
   calibrate | platforms) ;;
   accuracy | paper) targets=(--target iso-bench) ;;
   '') ;;
-  *) echo "smpi.sh: unknown mode '$1' (expected test, calibrate, accuracy or nothing)" >&2; exit 2 ;;
+  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper or nothing)" >&2; exit 2 ;;
 esac
 [[ ${1:-} == calibrate || ${1:-} == platforms ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
   || { tail -50 "$build/build.log" >&2; exit 1; }
