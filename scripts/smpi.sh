@@ -6,7 +6,17 @@
 # at the given simulated rank counts.
 #   bash scripts/smpi.sh                 # install if needed, build
 #   bash scripts/smpi.sh test [N ...]    # build the check and the examples, run them at N ranks (default 64)
-# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6).
+#   bash scripts/smpi.sh calibrate       # measure this machine's Open MPI (shared memory, TCP) and write
+#                                        # BUILD_DIR/calibration/local-{shm,tcp}.xml
+#   bash scripts/smpi.sh platforms       # load each tests/smpi/platforms/*.xml: ping-pong in a node
+#                                        # and between its first and last node (2 simulated ranks)
+#   bash scripts/smpi.sh paper [N] [PLATFORM]  # the paper's collectives at N simulated ranks (default 1152
+#                                        # on tests/smpi/platforms/ib-cluster-36x32.xml): BUILD_DIR/paper-*.csv
+#   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
+#                                        # against the same runs for real, at N ranks (default 2 4 8)
+# Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
+# PAPER_DIMS (2 3), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct), PAPER_OPS (alltoall),
+# REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,8 +40,140 @@ fi
 # `test` builds only what it runs (CI's time: iso-bench and CLI11 alone
 # take minutes on 2 cores); a plain call builds everything.
 targets=()
-[[ ${1:-} != test ]] || targets=(--target smpi_differential c_collectives cpp_collectives)
-cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 || { tail -50 "$build/build.log" >&2; exit 1; }
+case ${1:-} in
+  test) targets=(--target smpi_differential c_collectives cpp_collectives) ;;
+  calibrate | platforms) ;;
+  accuracy | paper) targets=(--target iso-bench) ;;
+  '') ;;
+  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper or nothing)" >&2; exit 2 ;;
+esac
+[[ ${1:-} == calibrate || ${1:-} == platforms ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
+  || { tail -50 "$build/build.log" >&2; exit 1; }
+
+# Open MPI's per-message costs on this machine, shared memory and TCP, as
+# SMPI platforms (tests/smpi/calibrate.c, scripts/smpi_calibrate.py).
+calibrate() {
+  local out=$build/calibration
+  mkdir -p "$out"
+  mpicc -O2 -o "$out/calibrate" tests/smpi/calibrate.c
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  local transport btl eager
+  for transport in shm:vader tcp:tcp; do
+    btl=${transport#*:}
+    eager=$(ompi_info --param btl "$btl" --level 9 --parsable | sed -n "s/^mca:btl:$btl:param:btl_${btl}_eager_limit:value://p")
+    [[ $eager =~ ^[0-9]+$ ]] || { echo "smpi.sh: no eager limit for btl $btl from ompi_info" >&2; exit 1; }
+    mpirun -np 2 --mca btl "self,$btl" "$out/calibrate" 1048576 50 >"$out/${transport%%:*}.txt" \
+      || { echo "smpi.sh: the calibration run over btl $btl failed" >&2; exit 1; }
+    python3 scripts/smpi_calibrate.py "$out/${transport%%:*}.txt" --eager "$eager" --cores "$(nproc)" \
+      -o "$out/local-${transport%%:*}.xml" \
+      --label "Open MPI $(ompi_info --version | sed -n 's/^Open MPI v//p' | head -1), btl self,$btl, 2 ranks, on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+}
+
+if [[ ${1:-} == calibrate ]]; then
+  calibrate
+  echo "smpi: calibrated platforms in $build/calibration (local-shm.xml, local-tcp.xml)"
+  exit 0
+fi
+
+# Each platform loads and gives the figures its comment states: the
+# calibration program (its ping-pong) at 2 ranks in one node and across.
+if [[ ${1:-} == platforms ]]; then
+  smpicc -O2 -o "$build/calibrate-smpi" tests/smpi/calibrate.c
+  printf '%-28s %-6s %10s %10s %10s\n' platform pair "8 B us" "4 KiB us" "64 KiB us"
+  for platform in tests/smpi/platforms/*.xml; do
+    # The cluster's first and last node (two ranks on the first: on a
+    # one-core node too, SMPI shares the core).
+    read -r first last < <(python3 -c 'import sys, xml.etree.ElementTree as E
+c = E.parse(sys.argv[1]).getroot().find(".//cluster")
+print(*(c.get("prefix", "") + i + c.get("suffix", "") for i in c.get("radical").split("-")))' "$platform")
+    echo "$first:2" >"$build/hosts-node.txt"
+    printf '%s:1\n%s:1\n' "$first" "$last" >"$build/hosts-across.txt"
+    for pair in node across; do
+      log=$build/platform-$(basename "$platform" .xml)-$pair.log
+      smpirun -np 2 -platform "$platform" -hostfile "$build/hosts-$pair.txt" --cfg=smpi/display-timing:no \
+        --log=root.thres:error "$build/calibrate-smpi" 65536 3 >"$log" 2>&1 \
+        || { cat "$log" >&2; echo "smpi.sh: $platform does not run ($pair)" >&2; exit 1; }
+      awk -v p="$(basename "$platform" .xml)" -v pair="$pair" '$1 == 8 { a = $2 } $1 == 4096 { b = $2 } $1 == 65536 { c = $2 }
+        END { printf "%-28s %-6s %10s %10s %10s\n", p, pair, a, b, c }' "$log"
+    done
+  done
+  exit 0
+fi
+
+# The paper's experiments at scale: iso-bench on Moore r=1 neighborhoods,
+# one simulation a dimension, each with its wall time and peak memory
+# (docs/simulating.md#the-papers-experiments). iso-bench times the slowest
+# rank after a barrier: a recursive-doubling barrier lets the simulated
+# ranks leave together (SMPI's default one staggers them by more than a
+# small exchange takes).
+if [[ ${1:-} == paper ]]; then
+  n=${2:-1152}
+  platform=${3:-tests/smpi/platforms/ib-cluster-36x32.xml}
+  [[ $n =~ ^[0-9]+$ && $n -ge 2 ]] || { echo "smpi.sh paper: ranks must be a number >= 2 (got '$n')" >&2; exit 2; }
+  [[ -f $platform ]] || { echo "smpi.sh paper: no platform file $platform" >&2; exit 2; }
+  name=$(basename "$platform" .xml)
+  python3 scripts/smpi_hostfile.py "$platform" "$n" >"$build/hosts-paper.txt"
+  out=$build/paper-$name-$n.csv
+  rm -f "$out"
+  for d in ${PAPER_DIMS:-2 3}; do
+    # A balanced process grid (SMPI's MPI_Dims_create does not always balance).
+    procs=$(python3 -c 'import sys
+n, d = int(sys.argv[1]), int(sys.argv[2]); dims = [1] * d; f = 2; primes = []
+while n > 1:
+    while n % f == 0: primes.append(f); n //= f
+    f += 1
+for p in sorted(primes, reverse=True): dims[dims.index(min(dims))] *= p
+print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
+    run=$build/paper-$name-$n-d$d
+    start=$(date +%s.%N)
+    ISO_COST_MODEL=defaults /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
+      -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
+      --cfg=smpi/barrier:ompi_recursivedoubling \
+      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "moore:$d:1" -s "${PAPER_SIZES:-8,128,2048}" \
+      -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
+      --csv "$run.csv" >"$run.log" 2>&1 \
+      || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d failed ($run.log)" >&2; exit 1; }
+    wall=$(echo "$(date +%s.%N) - $start" | bc)
+    rss=$(tail -1 "$run.rss")
+    # iso-bench's rows, each with the simulation's wall time and peak memory.
+    [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
+    sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
+    echo "smpi paper: $name, $n ranks, moore:$d:1: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+  done
+  echo "smpi paper: $out"
+  exit 0
+fi
+
+# iso-bench's alltoall, Moore d=2 r=1, for real and simulated on the
+# calibrated platforms; every point within 25 % or the mode fails.
+if [[ ${1:-} == accuracy ]]; then
+  shift
+  ranks=("$@")
+  [[ ${#ranks[@]} -gt 0 ]] || ranks=(2 4 8)
+  real=${REAL_ISO_BENCH:-build/apps/bench/iso-bench}
+  [[ -x $real ]] || { echo "smpi.sh: $real not found: build iso-bench with the real MPI first (or set REAL_ISO_BENCH)" >&2; exit 1; }
+  calibrate
+  out=$build/calibration
+  bench=(collectives -o alltoall -n moore:2:1 -s 8,512,4096 -c linear,torus -q)
+  rm -f "$out"/real-*.csv "$out"/sim-*.csv
+  for transport in shm:vader tcp:tcp; do
+    t=${transport%%:*}
+    for n in "${ranks[@]}"; do
+      over=()
+      ((n <= $(nproc))) || over=(--oversubscribe)
+      mpirun "${over[@]}" -np "$n" --mca btl "self,${transport#*:}" "$real" "${bench[@]}" -r 200 --warmup 20 -l 3 \
+        --csv "$out/real-$t-$n.csv" >"$out/real-$t-$n.log" 2>&1 \
+        || { cat "$out/real-$t-$n.log" >&2; echo "smpi.sh: the real run ($t, $n ranks) failed" >&2; exit 1; }
+      echo "local-0:$n" >"$out/hosts-$n.txt"
+      ISO_COST_MODEL=defaults smpirun -np "$n" -platform "$out/local-$t.xml" -hostfile "$out/hosts-$n.txt" \
+        --cfg=smpi/display-timing:no --log=root.thres:error "$build/iso-bench" "${bench[@]}" -r 3 --warmup 1 -l 1 \
+        --csv "$out/sim-$t-$n.csv" >"$out/sim-$t-$n.log" 2>&1 \
+        || { cat "$out/sim-$t-$n.log" >&2; echo "smpi.sh: the simulated run ($t, $n ranks) failed" >&2; exit 1; }
+    done
+  done
+  exec python3 scripts/smpi_accuracy.py --tolerance 0.25 -o "$out/accuracy.csv" "$out"
+fi
 
 [[ ${1:-} == test ]] || exit 0
 shift
