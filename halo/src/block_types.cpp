@@ -83,40 +83,61 @@ BlockDesc staging_shape(const BlockDesc& block) {
   return {0, block.count, block.type};
 }
 
-MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries) {
+namespace {
+
+// One committed datatype over blocks at the given displacements: the
+// cheapest constructor that says it (regular blocks, as of alltoall and
+// allgather, are one count at many places). Pushed onto `owner` before the
+// commit, so that whoever frees `owner` frees it on any error.
+void push_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
+                  const std::vector<MPI_Datatype>& types, std::uint16_t region, std::vector<MessagePart>& owner) {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
+  const int n = static_cast<int>(counts.size());
+  const bool same_counts = std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
+  if (uniform && same_counts)
+    ISO_MPI_CHECK(MPI_Type_create_hindexed_block(n, counts[0], displacements.data(), types[0], &type));
+  else if (uniform)
+    ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), displacements.data(), types[0], &type));
+  else
+    ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), displacements.data(), types.data(), &type));
+  owner.push_back({region, type});
+  ISO_MPI_CHECK(MPI_Type_commit(&owner.back().type));
+}
+
+}  // namespace
+
+int append_message_parts(const Buffers& buffers, const std::vector<BlockRef>& entries, const MPI_Aint* region_base,
+                         std::vector<MessagePart>& parts) {
   std::vector<int> counts;
-  std::vector<MPI_Aint> addresses;
+  std::vector<MPI_Aint> displacements;
   std::vector<MPI_Datatype> types;
   counts.reserve(entries.size());
-  addresses.reserve(entries.size());
+  displacements.reserve(entries.size());
   types.reserve(entries.size());
+  int made = 0;
+  std::uint16_t region = region_absolute;
+  auto flush = [&] {
+    if (counts.empty()) return;
+    push_indexed(counts, displacements, types, region, parts);
+    ++made;
+    counts.clear(), displacements.clear(), types.clear();
+  };
+  // Entries keep their order (the receiver pairs them with the sender's in
+  // type-map order): a part ends where the next entry lies in another region.
   for (BlockRef ref : entries) {
     const BlockDesc& block = buffers.at(ref);
     int size = 0;
     ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
     if (block.count == 0 || size == 0) continue;
+    const std::uint16_t from = Buffers::region_of(ref.buffer);
+    if (from != region) flush(), region = from;
     counts.push_back(block.count);
-    addresses.push_back(block.address);
+    displacements.push_back(block.address - region_base[region]);
     types.push_back(block.type);
   }
-  if (counts.empty()) return MPI_DATATYPE_NULL;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
-  const int n = static_cast<int>(counts.size());
-  const bool same_counts =
-      std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
-  // The cheapest constructor that says it: regular blocks (alltoall,
-  // allgather) are one count at many addresses.
-  if (uniform && same_counts)
-    ISO_MPI_CHECK(MPI_Type_create_hindexed_block(n, counts[0], addresses.data(), types[0], &type));
-  else if (uniform)
-    ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), addresses.data(), types[0], &type));
-  else
-    ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
-  const int committed = MPI_Type_commit(&type);
-  if (committed != MPI_SUCCESS) MPI_Type_free(&type);  // not yet owned by the operation
-  ISO_MPI_CHECK(committed);
-  return type;
+  flush();
+  return made;
 }
 
 long block_bytes(const BlockDesc& block) {

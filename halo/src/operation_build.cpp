@@ -47,8 +47,29 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
                (posting == Posting::automatic && plan->largest_message <= fresh_posting_limit);
   impl.requests.assign(plan->messages.size(), MPI_REQUEST_NULL);
   impl.tags.assign(impl.fresh ? plan->messages.size() : 0, 0);
+  impl.assembled.clear();
   for (std::size_t k = 0; k < plan->messages.size(); ++k) {
     const PlainMessage& message = plan->messages[k];
+    MPI_Datatype type = message.element;
+    if (message.part_end > message.part_begin + 1) {
+      // The only datatype made per operation: the plan's parts placed at
+      // this operation's bases, from MPI_BOTTOM.
+      const int n = message.part_end - message.part_begin;
+      std::vector<int> ones(static_cast<std::size_t>(n), 1);
+      std::vector<MPI_Aint> at(static_cast<std::size_t>(n));
+      std::vector<MPI_Datatype> parts(static_cast<std::size_t>(n));
+      for (int j = 0; j < n; ++j) {
+        const MessagePart& part = plan->parts[static_cast<std::size_t>(message.part_begin + j)];
+        at[static_cast<std::size_t>(j)] = impl.bases[part.region];
+        parts[static_cast<std::size_t>(j)] = part.type;
+      }
+      ISO_MPI_CHECK(MPI_Type_create_struct(n, ones.data(), at.data(), parts.data(), &type));
+      impl.types.push_back(type);
+      ISO_MPI_CHECK(MPI_Type_commit(&impl.types.back()));
+      type = impl.types.back();
+      if (impl.assembled.empty()) impl.assembled.assign(plan->messages.size(), MPI_DATATYPE_NULL);
+      impl.assembled[k] = type;
+    }
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
@@ -56,20 +77,25 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
       impl.tags[k] = tag;
       continue;
     }
-    // A derived message type holds absolute addresses: it goes from MPI_BOTTOM.
-    const bool typed = message.region == region_absolute;
-    void* where = typed ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
+    const bool absolute = message.region == region_absolute;
+    void* where = absolute ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
     if (message.sending)
-      ISO_MPI_CHECK(MPI_Send_init(where, message.elements, message.element, message.peer, tag, impl.comm,
-                                  &impl.requests[k]));
+      ISO_MPI_CHECK(MPI_Send_init(where, message.elements, type, message.peer, tag, impl.comm, &impl.requests[k]));
     else
-      ISO_MPI_CHECK(MPI_Recv_init(where, message.elements, message.element, message.peer, tag, impl.comm,
-                                  &impl.requests[k]));
+      ISO_MPI_CHECK(MPI_Recv_init(where, message.elements, type, message.peer, tag, impl.comm, &impl.requests[k]));
   }
   impl.plan = std::move(plan);
 }
 
 }  // namespace
+
+ExecutionPlan::~ExecutionPlan() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MessagePart& part : parts)
+    if (part.type != MPI_DATATYPE_NULL) MPI_Type_free(&part.type);
+}
 
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
                                                  Collective collective, Buffers buffers, int ports,
@@ -222,26 +248,29 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       out.messages.push_back(message);
       return true;
     };
-    // A message through a derived datatype at absolute addresses: this
-    // operation's alone.
-    auto typed = [&](MPI_Datatype type, bool sending, int peer) {
-      impl->types.push_back(type);
-      int bytes = 0;
-      ISO_MPI_CHECK(MPI_Type_size(type, &bytes));
-      out.largest_message = std::max(out.largest_message, static_cast<long>(bytes));
+    // A message through derived datatypes relative to its regions
+    // (MessagePart): the plan's, and so relocatable with it.
+    auto typed = [&](const std::vector<BlockRef>& entries, bool sending, int peer) {
+      const int first = static_cast<int>(out.parts.size());
+      if (append_message_parts(buffers, entries, region_base, out.parts) == 0) return;
+      long bytes = 0;
+      for (BlockRef ref : entries) bytes += facts.bytes(buffers.at(ref));
+      out.largest_message = std::max(out.largest_message, bytes);
       PlainMessage message;
       message.sending = sending, message.peer = peer, message.round_index = round_index;
-      message.region = region_absolute, message.elements = 1, message.element = type;
+      message.elements = 1;
+      message.part_begin = first, message.part_end = static_cast<int>(out.parts.size());
+      if (message.part_end == first + 1) {
+        message.region = out.parts.back().region;
+        message.element = out.parts.back().type;
+      }
       out.messages.push_back(message);
-      out.relocatable = false;
     };
     if (recv_rank >= 0 && plain(recv, false)) recv_rank = -1;
     if (send_rank >= 0 && plain(send, true)) send_rank = -1;
     // Receive first so that the matching send finds it posted.
-    MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
-    if (recv_type != MPI_DATATYPE_NULL) typed(recv_type, false, recv_rank);
-    MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
-    if (send_type != MPI_DATATYPE_NULL) typed(send_type, true, send_rank);
+    if (recv_rank >= 0) typed(recv, false, recv_rank);
+    if (send_rank >= 0) typed(send, true, send_rank);
   };
   // Entry i of `from` lands in entry i of `to`, both in this process, as
   // copies; false (nothing added) where a pair's sizes differ, so that MPI

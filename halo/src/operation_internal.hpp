@@ -95,9 +95,22 @@ struct Buffers {
   }
 };
 
-// One committed datatype holding every nonempty entry of a message, at
-// absolute addresses (used with MPI_BOTTOM). MPI_DATATYPE_NULL: nothing to move.
-MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries);
+// A message through derived datatypes, independent of where its buffers lie:
+// one committed type per run of consecutive entries from one region, its
+// displacements counted from that region's base. A message from one region
+// goes from that region's base address; one that spans regions goes through
+// a struct of its parts that each operation makes at its own bases
+// (instantiate() in operation_build.cpp).
+struct MessagePart {
+  std::uint16_t region = region_absolute;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+// Appends the parts of a message's nonempty entries (region_base: the
+// build-time address of each region below region_image) and returns how
+// many; 0: nothing to move. Parts are appended before they are committed:
+// the owner of `parts` frees them on any error.
+int append_message_parts(const Buffers& buffers, const std::vector<BlockRef>& entries, const MPI_Aint* region_base,
+                         std::vector<MessagePart>& parts);
 
 // A run of bytes: where it starts (absolute, or relative to an element's
 // address), how long it is, and the region its address came from.
@@ -163,7 +176,11 @@ struct LocalMove {
   MPI_Aint from_stride = 0, to_stride = 0;
 };
 
-// A message of `elements` predefined elements at one place of a region.
+// A message of `elements` elements of type `element` at one place of a
+// region: predefined elements, or one region-relative message type the plan
+// owns (MessagePart). A message over several regions has no element here:
+// parts [part_begin, part_end) of the plan, assembled per operation
+// (Operation::Impl::assembled).
 struct PlainMessage {
   bool sending = false;
   int peer = 0;
@@ -172,6 +189,7 @@ struct PlainMessage {
   MPI_Aint offset = 0;
   int elements = 0;
   MPI_Datatype element = MPI_DATATYPE_NULL;
+  int part_begin = 0, part_end = 0;
 };
 
 // What an operation executes, derived from a schedule and its buffers'
@@ -187,15 +205,23 @@ struct ExecutionPlan {
   std::vector<LocalMove> unpacks;
   std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
-  // Plans whose every address is region-relative, and whose messages are all
-  // plain, can be instantiated on other buffers: these say how.
+  // Plans whose every address is region-relative can be instantiated on
+  // other buffers: these say how. Local moves through the caller's datatypes
+  // at absolute addresses (layouts that do not flatten) make a plan this
+  // operation's alone.
   bool relocatable = true;
   std::vector<PlainMessage> messages;  // one per request, in request order
+  std::vector<MessagePart> parts;      // the typed messages' datatypes, owned by the plan
   long largest_message = 0;            // bytes of its largest message (Posting::automatic)
   std::size_t scratch_units = 0;       // max_align_t elements of the T/T2 slots
   std::vector<std::size_t> image_bytes;
 
   int steps() const { return static_cast<int>(step_begin.size()) - 1; }
+
+  ExecutionPlan() = default;
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+  ~ExecutionPlan();  // frees `parts` (operation_build.cpp)
 };
 
 }  // namespace detail
@@ -211,6 +237,9 @@ struct Operation::Impl {
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
+  // Per message: the struct of its parts at this operation's bases where it
+  // spans regions, else MPI_DATATYPE_NULL (empty when no message does).
+  std::vector<MPI_Datatype> assembled;
   std::vector<MPI_Request> requests;
   // Posting::fresh: post() makes each step's requests anew (MPI_Irecv,
   // MPI_Isend), each message with its tag here; else they are persistent.

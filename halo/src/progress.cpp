@@ -83,10 +83,12 @@ void Operation::Impl::post(int step) {
     void* where = message.region == detail::region_absolute
                       ? MPI_BOTTOM
                       : reinterpret_cast<void*>(bases[message.region] + message.offset);
+    const MPI_Datatype type = message.part_end > message.part_begin + 1 ? assembled[static_cast<std::size_t>(k)]
+                                                                        : message.element;
     if (message.sending)
-      ISO_MPI_CHECK(MPI_Isend(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+      ISO_MPI_CHECK(MPI_Isend(where, message.elements, type, message.peer, tags[k], comm, &requests[k]));
     else
-      ISO_MPI_CHECK(MPI_Irecv(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+      ISO_MPI_CHECK(MPI_Irecv(where, message.elements, type, message.peer, tags[k], comm, &requests[k]));
   }
 }
 
