@@ -140,6 +140,20 @@ int append_message_parts(const Buffers& buffers, const std::vector<BlockRef>& en
   return made;
 }
 
+void Buffers::materialize(int neighbors) {
+  auto fill = [](std::vector<BlockDesc>& side, int blocks, MPI_Aint stride) {
+    if (side.empty() || static_cast<int>(side.size()) >= blocks) return;
+    const BlockDesc first = side[0];
+    side.reserve(static_cast<std::size_t>(blocks));
+    for (int i = static_cast<int>(side.size()); i < blocks; ++i)
+      side.push_back({MPI_Aint_add(first.address, static_cast<MPI_Aint>(i) * stride), first.count, first.type});
+  };
+  fill(send, send_blocks, send_stride);
+  fill(recv, recv_blocks, recv_stride);
+  temp.resize(static_cast<std::size_t>(neighbors));
+  temp2.resize(static_cast<std::size_t>(neighbors));
+}
+
 long block_bytes(const BlockDesc& block) {
   int size = 0;
   ISO_MPI_CHECK(MPI_Type_size(block.type, &size));

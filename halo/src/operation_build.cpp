@@ -125,6 +125,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       instantiate(*impl, std::move(cached), buffers, tag_base, posting);
       return impl;
     }
+  buffers.materialize(neighborhood.size());
   auto built = std::make_shared<ExecutionPlan>();
   ExecutionPlan& out = *built;
   out.schedule = shared_schedule;

@@ -79,6 +79,14 @@ struct Buffers {
   // Regular collectives: the few figures that place every block (counts,
   // types, extents); empty for v and w, whose blocks are keyed one by one.
   std::vector<std::int64_t> regular_layout;
+  // Regular collectives list their first send and receive blocks only, until
+  // materialize(): a set-up that finds its plan needs no more (its key is
+  // regular_layout), and s blocks cost more than the rest of it at s = 2400.
+  // The blocks lie `stride` bytes apart; counts of 0: every block listed.
+  int send_blocks = 0, recv_blocks = 0;
+  MPI_Aint send_stride = 0, recv_stride = 0;
+  // Lists every block, and sizes temp and temp2 for the neighborhood's s blocks.
+  void materialize(int neighbors);
 
   static std::uint16_t region_of(Buffer buffer) {
     return buffer == Buffer::send ? region_send : buffer == Buffer::recv ? region_recv : region_scratch;
