@@ -28,6 +28,8 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
   int* tag_ub = nullptr;
   ISO_MPI_CHECK(MPI_Comm_get_attr(impl.comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
   const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+  if (impl.scratch.empty() && plan->spare_scratch.size() == std::max<std::size_t>(1, plan->scratch_units))
+    impl.scratch.swap(plan->spare_scratch);
   if (impl.scratch.empty()) impl.scratch.resize(std::max<std::size_t>(1, plan->scratch_units));
   std::size_t image_total = 0;
   for (std::size_t bytes : plan->image_bytes) image_total += bytes;
@@ -47,29 +49,41 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
                (posting == Posting::automatic && plan->largest_message <= fresh_posting_limit);
   impl.requests.assign(plan->messages.size(), MPI_REQUEST_NULL);
   impl.tags.assign(impl.fresh ? plan->messages.size() : 0, 0);
-  impl.assembled.clear();
+  impl.assembled.reset();
+  if (plan->reuses_scratch) {
+    // The only datatypes made per operation: the plan's parts placed at this
+    // operation's bases, from MPI_BOTTOM; the last ones made where the bases
+    // are the same.
+    const std::shared_ptr<const AssembledTypes>& last = plan->last_assembled;
+    if (last && std::equal(last->bases, last->bases + region_image, impl.bases.begin())) {
+      impl.assembled = last;
+    } else {
+      auto made = std::make_shared<AssembledTypes>();
+      std::copy(impl.bases.begin(), impl.bases.begin() + region_image, made->bases);
+      made->types.assign(plan->messages.size(), MPI_DATATYPE_NULL);
+      for (std::size_t k = 0; k < plan->messages.size(); ++k) {
+        const PlainMessage& message = plan->messages[k];
+        if (message.part_end <= message.part_begin + 1) continue;
+        const int n = message.part_end - message.part_begin;
+        std::vector<int> ones(static_cast<std::size_t>(n), 1);
+        std::vector<MPI_Aint> at(static_cast<std::size_t>(n));
+        std::vector<MPI_Datatype> parts(static_cast<std::size_t>(n));
+        for (int j = 0; j < n; ++j) {
+          const MessagePart& part = plan->parts[static_cast<std::size_t>(message.part_begin + j)];
+          at[static_cast<std::size_t>(j)] = impl.bases[part.region];
+          parts[static_cast<std::size_t>(j)] = part.type;
+        }
+        ISO_MPI_CHECK(MPI_Type_create_struct(n, ones.data(), at.data(), parts.data(), &made->types[k]));
+        ISO_MPI_CHECK(MPI_Type_commit(&made->types[k]));
+      }
+      impl.assembled = made;
+      plan->last_assembled = std::move(made);
+    }
+  }
   for (std::size_t k = 0; k < plan->messages.size(); ++k) {
     const PlainMessage& message = plan->messages[k];
     MPI_Datatype type = message.element;
-    if (message.part_end > message.part_begin + 1) {
-      // The only datatype made per operation: the plan's parts placed at
-      // this operation's bases, from MPI_BOTTOM.
-      const int n = message.part_end - message.part_begin;
-      std::vector<int> ones(static_cast<std::size_t>(n), 1);
-      std::vector<MPI_Aint> at(static_cast<std::size_t>(n));
-      std::vector<MPI_Datatype> parts(static_cast<std::size_t>(n));
-      for (int j = 0; j < n; ++j) {
-        const MessagePart& part = plan->parts[static_cast<std::size_t>(message.part_begin + j)];
-        at[static_cast<std::size_t>(j)] = impl.bases[part.region];
-        parts[static_cast<std::size_t>(j)] = part.type;
-      }
-      ISO_MPI_CHECK(MPI_Type_create_struct(n, ones.data(), at.data(), parts.data(), &type));
-      impl.types.push_back(type);
-      ISO_MPI_CHECK(MPI_Type_commit(&impl.types.back()));
-      type = impl.types.back();
-      if (impl.assembled.empty()) impl.assembled.assign(plan->messages.size(), MPI_DATATYPE_NULL);
-      impl.assembled[k] = type;
-    }
+    if (message.part_end > message.part_begin + 1) type = impl.assembled->types[k];
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
@@ -88,6 +102,14 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
 }
 
 }  // namespace
+
+AssembledTypes::~AssembledTypes() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Datatype& type : types)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+}
 
 ExecutionPlan::~ExecutionPlan() {
   int finalized = 0;
@@ -264,6 +286,8 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       if (message.part_end == first + 1) {
         message.region = out.parts.back().region;
         message.element = out.parts.back().type;
+      } else {
+        out.reuses_scratch = true;
       }
       out.messages.push_back(message);
     };

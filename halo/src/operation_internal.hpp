@@ -187,8 +187,8 @@ struct LocalMove {
 // A message of `elements` elements of type `element` at one place of a
 // region: predefined elements, or one region-relative message type the plan
 // owns (MessagePart). A message over several regions has no element here:
-// parts [part_begin, part_end) of the plan, assembled per operation
-// (Operation::Impl::assembled).
+// parts [part_begin, part_end) of the plan, assembled for the operation's
+// bases (AssembledTypes).
 struct PlainMessage {
   bool sending = false;
   int peer = 0;
@@ -198,6 +198,18 @@ struct PlainMessage {
   int elements = 0;
   MPI_Datatype element = MPI_DATATYPE_NULL;
   int part_begin = 0, part_end = 0;
+};
+
+// The structs of a plan's messages over several regions, made for one set
+// of region bases (send, receive, scratch): per message, its struct or
+// MPI_DATATYPE_NULL. Freed with the last operation or plan holding them.
+struct AssembledTypes {
+  MPI_Aint bases[region_image] = {};
+  std::vector<MPI_Datatype> types;
+  AssembledTypes() = default;
+  AssembledTypes(const AssembledTypes&) = delete;
+  AssembledTypes& operator=(const AssembledTypes&) = delete;
+  ~AssembledTypes();  // operation_build.cpp
 };
 
 // What an operation executes, derived from a schedule and its buffers'
@@ -220,6 +232,15 @@ struct ExecutionPlan {
   bool relocatable = true;
   std::vector<PlainMessage> messages;  // one per request, in request order
   std::vector<MessagePart> parts;      // the typed messages' datatypes, owned by the plan
+  // Messages over several regions need a struct per operation (10 us each
+  // at d = 4, r = 3). The plan keeps the last ones made and the scratch of
+  // its last operation, so that a set-up repeated on the same buffers
+  // (restarts, the same exchange made again) makes none: it gets the same
+  // scratch back, so the same bases. Mutable: the plan is otherwise
+  // immutable, and the library is called from the host thread only.
+  bool reuses_scratch = false;  // true where a message spans regions
+  mutable std::shared_ptr<const AssembledTypes> last_assembled;
+  mutable std::vector<std::max_align_t> spare_scratch;
   long largest_message = 0;            // bytes of its largest message (Posting::automatic)
   std::size_t scratch_units = 0;       // max_align_t elements of the T/T2 slots
   std::vector<std::size_t> image_bytes;
@@ -245,9 +266,9 @@ struct Operation::Impl {
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
-  // Per message: the struct of its parts at this operation's bases where it
-  // spans regions, else MPI_DATATYPE_NULL (empty when no message does).
-  std::vector<MPI_Datatype> assembled;
+  // The structs of the messages that span regions, at this operation's
+  // bases (null when no message does).
+  std::shared_ptr<const detail::AssembledTypes> assembled;
   std::vector<MPI_Request> requests;
   // Posting::fresh: post() makes each step's requests anew (MPI_Irecv,
   // MPI_Isend), each message with its tag here; else they are persistent.
