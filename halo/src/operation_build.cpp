@@ -389,6 +389,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     return true;
   };
   const int self = neighborhood.rank();
+  // About one move per entry of a local round: one allocation, not a
+  // doubling series of fresh pages.
+  std::size_t entries = plan.copies.size();
+  for (const Round& round : plan.rounds) entries += round.send.size();
+  out.moves.reserve(entries);
   for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
     out.step_begin.push_back(static_cast<int>(out.messages.size()));
     out.move_begin.push_back(static_cast<int>(out.moves.size()));
@@ -418,16 +423,17 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // Equally spaced raw copies of one size within a step become one strided
   // move: at 128^3 a 27-point halo's self faces were 34 000 copies of one or
   // two doubles. Order within the step is kept; a step's copies never overlap.
+  // In place: the kept moves never run ahead of the ones read (a second
+  // list of 13 000 moves at d4 r3 was 700 KiB of fresh pages per build).
   auto stride = [](std::vector<LocalMove>& moves, std::vector<int>& begin) {
-    std::vector<LocalMove> kept;
-    kept.reserve(moves.size());
+    std::size_t kept = 0;
     std::vector<int> starts(begin.size());
     for (std::size_t step = 0; step + 1 < begin.size(); ++step) {
-      starts[step] = static_cast<int>(kept.size());
+      starts[step] = static_cast<int>(kept);
       for (int k = begin[step]; k < begin[step + 1]; ++k) {
-        const LocalMove& m = moves[static_cast<std::size_t>(k)];
-        if (kept.size() > static_cast<std::size_t>(starts[step])) {
-          LocalMove& last = kept.back();
+        const LocalMove m = moves[static_cast<std::size_t>(k)];
+        if (kept > static_cast<std::size_t>(starts[step])) {
+          LocalMove& last = moves[kept - 1];
           const MPI_Aint from_step = m.from - (last.from + (last.repeat - 1) * last.from_stride);
           const MPI_Aint to_step = m.to - (last.to + (last.repeat - 1) * last.to_stride);
           if (last.raw && m.raw && last.bytes == m.bytes && last.from_region == m.from_region &&
@@ -438,11 +444,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
             continue;
           }
         }
-        kept.push_back(m);
+        moves[kept++] = m;
       }
     }
-    starts.back() = static_cast<int>(kept.size());
-    moves = std::move(kept);
+    starts.back() = static_cast<int>(kept);
+    moves.resize(kept);
     begin = std::move(starts);
   };
   stride(out.moves, out.move_begin);
