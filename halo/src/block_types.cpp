@@ -83,15 +83,8 @@ BlockDesc staging_shape(const BlockDesc& block) {
   return {0, block.count, block.type};
 }
 
-namespace {
-
-// One committed datatype over blocks at the given displacements: the
-// cheapest constructor that says it (regular blocks, as of alltoall and
-// allgather, are one count at many places). Pushed onto `owner` before the
-// commit, so that whoever frees `owner` frees it on any error.
-void push_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
-                  const std::vector<MPI_Datatype>& types, std::uint16_t region, std::vector<MessagePart>& owner) {
-  MPI_Datatype type = MPI_DATATYPE_NULL;
+void commit_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
+                    const std::vector<MPI_Datatype>& types, MPI_Datatype& type) {
   const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
   const int n = static_cast<int>(counts.size());
   const bool same_counts = std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
@@ -101,43 +94,7 @@ void push_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& d
     ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), displacements.data(), types[0], &type));
   else
     ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), displacements.data(), types.data(), &type));
-  owner.push_back({region, type});
-  ISO_MPI_CHECK(MPI_Type_commit(&owner.back().type));
-}
-
-}  // namespace
-
-int append_message_parts(const Buffers& buffers, const std::vector<BlockRef>& entries, const MPI_Aint* region_base,
-                         std::vector<MessagePart>& parts) {
-  std::vector<int> counts;
-  std::vector<MPI_Aint> displacements;
-  std::vector<MPI_Datatype> types;
-  counts.reserve(entries.size());
-  displacements.reserve(entries.size());
-  types.reserve(entries.size());
-  int made = 0;
-  std::uint16_t region = region_absolute;
-  auto flush = [&] {
-    if (counts.empty()) return;
-    push_indexed(counts, displacements, types, region, parts);
-    ++made;
-    counts.clear(), displacements.clear(), types.clear();
-  };
-  // Entries keep their order (the receiver pairs them with the sender's in
-  // type-map order): a part ends where the next entry lies in another region.
-  for (BlockRef ref : entries) {
-    const BlockDesc& block = buffers.at(ref);
-    int size = 0;
-    ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
-    if (block.count == 0 || size == 0) continue;
-    const std::uint16_t from = Buffers::region_of(ref.buffer);
-    if (from != region) flush(), region = from;
-    counts.push_back(block.count);
-    displacements.push_back(block.address - region_base[region]);
-    types.push_back(block.type);
-  }
-  flush();
-  return made;
+  ISO_MPI_CHECK(MPI_Type_commit(&type));
 }
 
 void Buffers::materialize(int neighbors) {

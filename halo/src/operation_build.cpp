@@ -51,9 +51,9 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
   impl.tags.assign(impl.fresh ? plan->messages.size() : 0, 0);
   impl.assembled.reset();
   if (plan->reuses_scratch) {
-    // The only datatypes made per operation: the plan's parts placed at this
-    // operation's bases, from MPI_BOTTOM; the last ones made where the bases
-    // are the same.
+    // The only datatypes made per operation: the spanning messages' entries
+    // at this operation's bases, from MPI_BOTTOM; the last ones made where
+    // the bases are the same.
     const std::shared_ptr<const AssembledTypes>& last = plan->last_assembled;
     if (last && std::equal(last->bases, last->bases + region_image, impl.bases.begin())) {
       impl.assembled = last;
@@ -61,20 +61,20 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
       auto made = std::make_shared<AssembledTypes>();
       std::copy(impl.bases.begin(), impl.bases.begin() + region_image, made->bases);
       made->types.assign(plan->messages.size(), MPI_DATATYPE_NULL);
+      std::vector<int> counts;
+      std::vector<MPI_Aint> at;
+      std::vector<MPI_Datatype> types;
       for (std::size_t k = 0; k < plan->messages.size(); ++k) {
         const PlainMessage& message = plan->messages[k];
-        if (message.part_end <= message.part_begin + 1) continue;
-        const int n = message.part_end - message.part_begin;
-        std::vector<int> ones(static_cast<std::size_t>(n), 1);
-        std::vector<MPI_Aint> at(static_cast<std::size_t>(n));
-        std::vector<MPI_Datatype> parts(static_cast<std::size_t>(n));
-        for (int j = 0; j < n; ++j) {
-          const MessagePart& part = plan->parts[static_cast<std::size_t>(message.part_begin + j)];
-          at[static_cast<std::size_t>(j)] = impl.bases[part.region];
-          parts[static_cast<std::size_t>(j)] = part.type;
+        if (message.entry_end == message.entry_begin) continue;
+        counts.clear(), at.clear(), types.clear();
+        for (int j = message.entry_begin; j < message.entry_end; ++j) {
+          const SpanningEntry& entry = plan->spanning[static_cast<std::size_t>(j)];
+          counts.push_back(entry.count);
+          at.push_back(impl.bases[entry.region] + entry.offset);
+          types.push_back(entry.type);
         }
-        ISO_MPI_CHECK(MPI_Type_create_struct(n, ones.data(), at.data(), parts.data(), &made->types[k]));
-        ISO_MPI_CHECK(MPI_Type_commit(&made->types[k]));
+        commit_indexed(counts, at, types, made->types[k]);
       }
       impl.assembled = made;
       plan->last_assembled = std::move(made);
@@ -83,7 +83,7 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
   for (std::size_t k = 0; k < plan->messages.size(); ++k) {
     const PlainMessage& message = plan->messages[k];
     MPI_Datatype type = message.element;
-    if (message.part_end > message.part_begin + 1) type = impl.assembled->types[k];
+    if (message.entry_end > message.entry_begin) type = impl.assembled->types[k];
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
@@ -117,6 +117,8 @@ ExecutionPlan::~ExecutionPlan() {
   if (finalized) return;
   for (MessagePart& part : parts)
     if (part.type != MPI_DATATYPE_NULL) MPI_Type_free(&part.type);
+  for (MPI_Datatype& type : kept_types)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
 }
 
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
@@ -188,6 +190,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     }
   }
 
+  std::vector<MPI_Datatype> kept_from;  // the caller's types duplicated in out.kept_types
   // Below the shared-memory eager limit (Open MPI's vader: 4 KiB with its
   // header) a packed image beat the datatype by 1.1-2x in
   // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
@@ -271,23 +274,63 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       out.messages.push_back(message);
       return true;
     };
-    // A message through derived datatypes relative to its regions
-    // (MessagePart): the plan's, and so relocatable with it.
+    // A message through derived datatypes relative to its regions (the
+    // plan's, and so relocatable with it): one type for a message from one
+    // region; the entries of one over several, typed per operation.
     auto typed = [&](const std::vector<BlockRef>& entries, bool sending, int peer) {
-      const int first = static_cast<int>(out.parts.size());
-      if (append_message_parts(buffers, entries, region_base, out.parts) == 0) return;
       long bytes = 0;
-      for (BlockRef ref : entries) bytes += facts.bytes(buffers.at(ref));
+      std::uint16_t first_region = region_absolute;
+      bool spans = false;
+      for (BlockRef ref : entries) {
+        const long block = facts.bytes(buffers.at(ref));
+        if (block == 0) continue;
+        if (bytes == 0) first_region = region_of(ref);
+        spans = spans || region_of(ref) != first_region;
+        bytes += block;
+      }
+      if (bytes == 0) return;
       out.largest_message = std::max(out.largest_message, bytes);
       PlainMessage message;
       message.sending = sending, message.peer = peer, message.round_index = round_index;
       message.elements = 1;
-      message.part_begin = first, message.part_end = static_cast<int>(out.parts.size());
-      if (message.part_end == first + 1) {
-        message.region = out.parts.back().region;
-        message.element = out.parts.back().type;
-      } else {
+      std::vector<int> counts;
+      std::vector<MPI_Aint> at;
+      std::vector<MPI_Datatype> types;
+      if (spans) {
+        message.entry_begin = static_cast<int>(out.spanning.size());
         out.reuses_scratch = true;
+      }
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        if (facts.bytes(block) == 0) continue;
+        const std::uint16_t region = region_of(ref);
+        if (!spans) {
+          counts.push_back(block.count), at.push_back(block.address - region_base[region]);
+          types.push_back(block.type);
+          continue;
+        }
+        // The caller may free its types after init: the plan keeps duplicates.
+        MPI_Datatype kept = block.type;
+        if (!facts.named(block)) {
+          auto known = std::find(kept_from.begin(), kept_from.end(), block.type);
+          if (known == kept_from.end()) {
+            out.kept_types.push_back(MPI_DATATYPE_NULL);
+            ISO_MPI_CHECK(MPI_Type_dup(block.type, &out.kept_types.back()));
+            kept_from.push_back(block.type);
+            known = kept_from.end() - 1;
+          }
+          kept = out.kept_types[static_cast<std::size_t>(known - kept_from.begin())];
+        }
+        out.spanning.push_back({region, block.count, offset_in(region, block.address), kept});
+      }
+      if (spans) {
+        message.region = region_absolute;
+        message.entry_end = static_cast<int>(out.spanning.size());
+      } else {
+        out.parts.push_back({first_region, MPI_DATATYPE_NULL});
+        commit_indexed(counts, at, types, out.parts.back().type);
+        message.region = first_region;
+        message.element = out.parts.back().type;
       }
       out.messages.push_back(message);
     };

@@ -103,22 +103,29 @@ struct Buffers {
   }
 };
 
-// A message through derived datatypes, independent of where its buffers lie:
-// one committed type per run of consecutive entries from one region, its
-// displacements counted from that region's base. A message from one region
-// goes from that region's base address; one that spans regions goes through
-// a struct of its parts that each operation makes at its own bases
-// (instantiate() in operation_build.cpp).
+// Messages through derived datatypes, independent of where the buffers lie.
+// A message whose entries all lie in one region is one committed type with
+// displacements from that region's base, owned by the plan (MessagePart) and
+// posted at the region's base. A message over several regions (a torus
+// round sends blocks of the send buffer and of the staging slots, in the
+// schedule's order) keeps its entries as offsets in their regions
+// (SpanningEntry); each operation makes its type at its own bases
+// (AssembledTypes).
 struct MessagePart {
   std::uint16_t region = region_absolute;
   MPI_Datatype type = MPI_DATATYPE_NULL;
 };
-// Appends the parts of a message's nonempty entries (region_base: the
-// build-time address of each region below region_image) and returns how
-// many; 0: nothing to move. Parts are appended before they are committed:
-// the owner of `parts` frees them on any error.
-int append_message_parts(const Buffers& buffers, const std::vector<BlockRef>& entries, const MPI_Aint* region_base,
-                         std::vector<MessagePart>& parts);
+struct SpanningEntry {
+  std::uint16_t region = region_absolute;
+  int count = 0;
+  MPI_Aint offset = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // predefined, or the plan's duplicate
+};
+// Creates into `type` the cheapest constructor of these blocks (one count and
+// type: hindexed_block; one type: hindexed; else struct), then commits it;
+// `type` is set before the commit, so that its owner frees it on any error.
+void commit_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
+                    const std::vector<MPI_Datatype>& types, MPI_Datatype& type);
 
 // A run of bytes: where it starts (absolute, or relative to an element's
 // address), how long it is, and the region its address came from.
@@ -144,6 +151,8 @@ public:
   /// Appends the block's byte runs at their absolute addresses; false when
   /// its layout is not flattened (or has more than run_budget runs).
   bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region = region_absolute);
+  /// A predefined type (its handle is stable; a derived one's may be freed).
+  bool named(const BlockDesc& block) { return of(block).named; }
   /// Appends words that determine everything an execution plan reads from
   /// the block's type: the handle of a predefined type; else its size,
   /// extents, element and leaf types and byte runs, so that equal layouts
@@ -187,8 +196,8 @@ struct LocalMove {
 // A message of `elements` elements of type `element` at one place of a
 // region: predefined elements, or one region-relative message type the plan
 // owns (MessagePart). A message over several regions has no element here:
-// parts [part_begin, part_end) of the plan, assembled for the operation's
-// bases (AssembledTypes).
+// entries [entry_begin, entry_end) of the plan's `spanning`, assembled for
+// the operation's bases (AssembledTypes).
 struct PlainMessage {
   bool sending = false;
   int peer = 0;
@@ -197,11 +206,11 @@ struct PlainMessage {
   MPI_Aint offset = 0;
   int elements = 0;
   MPI_Datatype element = MPI_DATATYPE_NULL;
-  int part_begin = 0, part_end = 0;
+  int entry_begin = 0, entry_end = 0;
 };
 
-// The structs of a plan's messages over several regions, made for one set
-// of region bases (send, receive, scratch): per message, its struct or
+// The types of a plan's messages over several regions, made for one set
+// of region bases (send, receive, scratch): per message, its type or
 // MPI_DATATYPE_NULL. Freed with the last operation or plan holding them.
 struct AssembledTypes {
   MPI_Aint bases[region_image] = {};
@@ -232,7 +241,9 @@ struct ExecutionPlan {
   bool relocatable = true;
   std::vector<PlainMessage> messages;  // one per request, in request order
   std::vector<MessagePart> parts;      // the typed messages' datatypes, owned by the plan
-  // Messages over several regions need a struct per operation (10 us each
+  std::vector<SpanningEntry> spanning;  // the entries of messages over several regions
+  std::vector<MPI_Datatype> kept_types;  // duplicates of the caller's types that `spanning` names
+  // Messages over several regions need a type per operation (12 us each
   // at d = 4, r = 3). The plan keeps the last ones made and the scratch of
   // its last operation, so that a set-up repeated on the same buffers
   // (restarts, the same exchange made again) makes none: it gets the same
@@ -250,7 +261,7 @@ struct ExecutionPlan {
   ExecutionPlan() = default;
   ExecutionPlan(const ExecutionPlan&) = delete;
   ExecutionPlan& operator=(const ExecutionPlan&) = delete;
-  ~ExecutionPlan();  // frees `parts` (operation_build.cpp)
+  ~ExecutionPlan();  // frees `parts` and `kept_types` (operation_build.cpp)
 };
 
 }  // namespace detail

@@ -87,7 +87,7 @@ void Operation::Impl::post(int step) {
                       ? MPI_BOTTOM
                       : reinterpret_cast<void*>(bases[message.region] + message.offset);
     const MPI_Datatype type =
-        message.part_end > message.part_begin + 1 ? assembled->types[static_cast<std::size_t>(k)] : message.element;
+        message.entry_end > message.entry_begin ? assembled->types[static_cast<std::size_t>(k)] : message.element;
     if (message.sending)
       ISO_MPI_CHECK(MPI_Isend(where, message.elements, type, message.peer, tags[k], comm, &requests[k]));
     else
