@@ -277,7 +277,7 @@ struct Operation::Impl {
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
-  // The structs of the messages that span regions, at this operation's
+  // The types of the messages that span regions, at this operation's
   // bases (null when no message does).
   std::shared_ptr<const detail::AssembledTypes> assembled;
   std::vector<MPI_Request> requests;
