@@ -339,7 +339,10 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       } else {
         out.parts.push_back({first_region, MPI_DATATYPE_NULL});
         commit_indexed(counts, at, types, out.parts.back().type);
-        message.region = first_region;
+        // Blocks described from MPI_BOTTOM (alltoallw with a null base) have
+        // absolute displacements: they are posted from MPI_BOTTOM, not from
+        // a null pointer that merely equals it in most MPI libraries.
+        message.region = region_base[first_region] == 0 ? static_cast<std::uint16_t>(region_absolute) : first_region;
         message.element = out.parts.back().type;
       }
       out.messages.push_back(message);
