@@ -83,40 +83,32 @@ BlockDesc staging_shape(const BlockDesc& block) {
   return {0, block.count, block.type};
 }
 
-MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries) {
-  std::vector<int> counts;
-  std::vector<MPI_Aint> addresses;
-  std::vector<MPI_Datatype> types;
-  counts.reserve(entries.size());
-  addresses.reserve(entries.size());
-  types.reserve(entries.size());
-  for (BlockRef ref : entries) {
-    const BlockDesc& block = buffers.at(ref);
-    int size = 0;
-    ISO_MPI_CHECK(MPI_Type_size(block.type, &size));
-    if (block.count == 0 || size == 0) continue;
-    counts.push_back(block.count);
-    addresses.push_back(block.address);
-    types.push_back(block.type);
-  }
-  if (counts.empty()) return MPI_DATATYPE_NULL;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
+void commit_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
+                    const std::vector<MPI_Datatype>& types, MPI_Datatype& type) {
   const bool uniform = std::all_of(types.begin(), types.end(), [&](MPI_Datatype t) { return t == types[0]; });
   const int n = static_cast<int>(counts.size());
-  const bool same_counts =
-      std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
-  // The cheapest constructor that says it: regular blocks (alltoall,
-  // allgather) are one count at many addresses.
+  const bool same_counts = std::all_of(counts.begin(), counts.end(), [&](int c) { return c == counts[0]; });
   if (uniform && same_counts)
-    ISO_MPI_CHECK(MPI_Type_create_hindexed_block(n, counts[0], addresses.data(), types[0], &type));
+    ISO_MPI_CHECK(MPI_Type_create_hindexed_block(n, counts[0], displacements.data(), types[0], &type));
   else if (uniform)
-    ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), addresses.data(), types[0], &type));
+    ISO_MPI_CHECK(MPI_Type_create_hindexed(n, counts.data(), displacements.data(), types[0], &type));
   else
-    ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), addresses.data(), types.data(), &type));
-  const int committed = MPI_Type_commit(&type);
-  if (committed != MPI_SUCCESS) MPI_Type_free(&type);  // not yet owned by the operation
-  ISO_MPI_CHECK(committed);
-  return type;
+    ISO_MPI_CHECK(MPI_Type_create_struct(n, counts.data(), displacements.data(), types.data(), &type));
+  ISO_MPI_CHECK(MPI_Type_commit(&type));
+}
+
+void Buffers::materialize(int neighbors) {
+  auto fill = [](std::vector<BlockDesc>& side, int blocks, MPI_Aint stride) {
+    if (side.empty() || static_cast<int>(side.size()) >= blocks) return;
+    const BlockDesc first = side[0];
+    side.reserve(static_cast<std::size_t>(blocks));
+    for (int i = static_cast<int>(side.size()); i < blocks; ++i)
+      side.push_back({MPI_Aint_add(first.address, static_cast<MPI_Aint>(i) * stride), first.count, first.type});
+  };
+  fill(send, send_blocks, send_stride);
+  fill(recv, recv_blocks, recv_stride);
+  temp.resize(static_cast<std::size_t>(neighbors));
+  temp2.resize(static_cast<std::size_t>(neighbors));
 }
 
 long block_bytes(const BlockDesc& block) {

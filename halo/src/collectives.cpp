@@ -398,8 +398,11 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
   agree_on_errors(neighborhood.comm(), where, error, fingerprint,
                   "the operation options (algorithm, verify_signatures, ports)");
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
-  buffers.temp.resize(neighborhood.size());
-  buffers.temp2.resize(neighborhood.size());
+  // A named algorithm lists the blocks only where its plan is not cached
+  // (build_scheduled); choosing one reads them all.
+  if (options.algorithm == Algorithm::tune || options.algorithm == Algorithm::automatic ||
+      options.algorithm == Algorithm::mpi)
+    buffers.materialize(neighborhood.size());
   if (options.algorithm == Algorithm::tune) return tune(neighborhood, collective, buffers, options);
   const Choice choice = options.algorithm == Algorithm::automatic
                            ? choose_algorithm(neighborhood, collective, buffers, options.ports)
@@ -427,12 +430,13 @@ Operation regular_init(const char* where, Collective collective, const Neighborh
     buffers.send_base = send_base, buffers.recv_base = recv_base;
     buffers.regular_layout = {sendcount, detail::handle_word(sendtype), send_info.extent, recvcount,
                               detail::handle_word(recvtype), recv_info.extent, send_blocks, s};
-    for (int i = 0; i < send_blocks; ++i)
-      buffers.send.push_back({MPI_Aint_add(send_base, static_cast<MPI_Aint>(i) * sendcount * send_info.extent),
-                              sendcount, sendtype});
-    for (int i = 0; i < s; ++i)
-      buffers.recv.push_back({MPI_Aint_add(recv_base, static_cast<MPI_Aint>(i) * recvcount * recv_info.extent),
-                              recvcount, recvtype});
+    // The first blocks stand for all (every check reads the same count and
+    // type); Buffers::materialize lists the others where they are needed.
+    buffers.send_blocks = send_blocks, buffers.recv_blocks = s;
+    buffers.send_stride = static_cast<MPI_Aint>(sendcount) * send_info.extent;
+    buffers.recv_stride = static_cast<MPI_Aint>(recvcount) * recv_info.extent;
+    if (send_blocks > 0) buffers.send.push_back({send_base, sendcount, sendtype});
+    if (s > 0) buffers.recv.push_back({recv_base, recvcount, recvtype});
   }
   return init(where, collective, neighborhood, sendbuf, recvbuf, std::move(buffers), error, options, false);
 }

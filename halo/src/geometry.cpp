@@ -30,6 +30,7 @@ OffsetList::OffsetList(int dims, std::vector<int> coords) : dims_(dims), coords_
   if (coords_.size() % static_cast<std::size_t>(dims) != 0)
     throw Error("iso::OffsetList: " + std::to_string(coords_.size()) +
                 " coordinates is not a multiple of the dimension " + std::to_string(dims));
+  hash();
 }
 
 OffsetList OffsetList::moore(int dims, int radius, bool include_self) {
@@ -97,9 +98,15 @@ void OffsetList::push_back(const std::vector<int>& offset) {
     throw Error("iso::OffsetList::push_back: offset has " + std::to_string(offset.size()) +
                 " coordinates, the list has dimension " + std::to_string(dims_));
   coords_.insert(coords_.end(), offset.begin(), offset.end());
+  hashed_ = false;
 }
 
 std::uint64_t OffsetList::hash() const {
+  if (!hashed_) hash_ = compute_hash(), hashed_ = true;
+  return hash_;
+}
+
+std::uint64_t OffsetList::compute_hash() const {
   // Every neighborhood hashes its offsets (thousands at d = 4, r = 3), so
   // the coordinates go in two at a time over four independent lanes: byte-wise
   // FNV-1a took most of the creation time.

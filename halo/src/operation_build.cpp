@@ -28,6 +28,8 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
   int* tag_ub = nullptr;
   ISO_MPI_CHECK(MPI_Comm_get_attr(impl.comm, MPI_TAG_UB, &tag_ub, &tag_ub_flag));
   const long tag_limit = (tag_ub_flag && tag_ub) ? *tag_ub : 32767;
+  if (impl.scratch.empty() && plan->spare_scratch.size() == std::max<std::size_t>(1, plan->scratch_units))
+    impl.scratch.swap(plan->spare_scratch);
   if (impl.scratch.empty()) impl.scratch.resize(std::max<std::size_t>(1, plan->scratch_units));
   std::size_t image_total = 0;
   for (std::size_t bytes : plan->image_bytes) image_total += bytes;
@@ -47,8 +49,41 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
                (posting == Posting::automatic && plan->largest_message <= fresh_posting_limit);
   impl.requests.assign(plan->messages.size(), MPI_REQUEST_NULL);
   impl.tags.assign(impl.fresh ? plan->messages.size() : 0, 0);
+  impl.assembled.reset();
+  if (plan->reuses_scratch) {
+    // The only datatypes made per operation: the spanning messages' entries
+    // at this operation's bases, from MPI_BOTTOM; the last ones made where
+    // the bases are the same.
+    const std::shared_ptr<const AssembledTypes>& last = plan->last_assembled;
+    if (last && std::equal(last->bases, last->bases + region_image, impl.bases.begin())) {
+      impl.assembled = last;
+    } else {
+      auto made = std::make_shared<AssembledTypes>();
+      std::copy(impl.bases.begin(), impl.bases.begin() + region_image, made->bases);
+      made->types.assign(plan->messages.size(), MPI_DATATYPE_NULL);
+      std::vector<int> counts;
+      std::vector<MPI_Aint> at;
+      std::vector<MPI_Datatype> types;
+      for (std::size_t k = 0; k < plan->messages.size(); ++k) {
+        const PlainMessage& message = plan->messages[k];
+        if (message.entry_end == message.entry_begin) continue;
+        counts.clear(), at.clear(), types.clear();
+        for (int j = message.entry_begin; j < message.entry_end; ++j) {
+          const SpanningEntry& entry = plan->spanning[static_cast<std::size_t>(j)];
+          counts.push_back(entry.count);
+          at.push_back(impl.bases[entry.region] + entry.offset);
+          types.push_back(entry.type);
+        }
+        commit_indexed(counts, at, types, made->types[k]);
+      }
+      impl.assembled = made;
+      plan->last_assembled = std::move(made);
+    }
+  }
   for (std::size_t k = 0; k < plan->messages.size(); ++k) {
     const PlainMessage& message = plan->messages[k];
+    MPI_Datatype type = message.element;
+    if (message.entry_end > message.entry_begin) type = impl.assembled->types[k];
     // Wraps only on a private duplicate with more rounds than tags; messages
     // of one pair are then matched in posting order, the same on both sides.
     const int tag = static_cast<int>((tag_base + static_cast<long>(message.round_index)) % (tag_limit + 1));
@@ -56,20 +91,35 @@ void instantiate(Operation::Impl& impl, std::shared_ptr<const ExecutionPlan> pla
       impl.tags[k] = tag;
       continue;
     }
-    // A derived message type holds absolute addresses: it goes from MPI_BOTTOM.
-    const bool typed = message.region == region_absolute;
-    void* where = typed ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
+    const bool absolute = message.region == region_absolute;
+    void* where = absolute ? MPI_BOTTOM : reinterpret_cast<void*>(impl.bases[message.region] + message.offset);
     if (message.sending)
-      ISO_MPI_CHECK(MPI_Send_init(where, message.elements, message.element, message.peer, tag, impl.comm,
-                                  &impl.requests[k]));
+      ISO_MPI_CHECK(MPI_Send_init(where, message.elements, type, message.peer, tag, impl.comm, &impl.requests[k]));
     else
-      ISO_MPI_CHECK(MPI_Recv_init(where, message.elements, message.element, message.peer, tag, impl.comm,
-                                  &impl.requests[k]));
+      ISO_MPI_CHECK(MPI_Recv_init(where, message.elements, type, message.peer, tag, impl.comm, &impl.requests[k]));
   }
   impl.plan = std::move(plan);
 }
 
 }  // namespace
+
+AssembledTypes::~AssembledTypes() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Datatype& type : types)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+}
+
+ExecutionPlan::~ExecutionPlan() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MessagePart& part : parts)
+    if (part.type != MPI_DATATYPE_NULL) MPI_Type_free(&part.type);
+  for (MPI_Datatype& type : kept_types)
+    if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+}
 
 std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhood, Algorithm algorithm,
                                                  Collective collective, Buffers buffers, int ports,
@@ -99,6 +149,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       instantiate(*impl, std::move(cached), buffers, tag_base, posting);
       return impl;
     }
+  buffers.materialize(neighborhood.size());
   auto built = std::make_shared<ExecutionPlan>();
   ExecutionPlan& out = *built;
   out.schedule = shared_schedule;
@@ -114,12 +165,22 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   std::vector<std::size_t> slot_units(plan.num_blocks, 0);
   std::vector<MPI_Aint> slot_lowest(plan.num_blocks, 0);
   std::size_t total_units = 0;
+  // Blocks come in runs of one count and type (all of them, for alltoall):
+  // the shape is asked of MPI once per run (five calls a block were 14 us of
+  // the cold set-up at d3 r3).
+  int shaped = -1;
   for (int i = 0; i < plan.num_blocks; ++i) {
     if (!plan.uses_temp[i] && !plan.uses_temp2[i]) continue;
-    shapes[i] = staging_shape(buffers.recv[i]);
-    const auto [lowest, span] = true_span(type_info(shapes[i].type), shapes[i].count);
-    slot_units[i] = (static_cast<std::size_t>(span) + unit - 1) / unit;
-    slot_lowest[i] = lowest;
+    const BlockDesc& block = buffers.recv[i];
+    if (shaped >= 0 && buffers.recv[shaped].type == block.type && buffers.recv[shaped].count == block.count) {
+      shapes[i] = shapes[shaped], slot_units[i] = slot_units[shaped], slot_lowest[i] = slot_lowest[shaped];
+    } else {
+      shapes[i] = staging_shape(block);
+      const auto [lowest, span] = true_span(type_info(shapes[i].type), shapes[i].count);
+      slot_units[i] = (static_cast<std::size_t>(span) + unit - 1) / unit;
+      slot_lowest[i] = lowest;
+      shaped = i;
+    }
     total_units += slot_units[i] * static_cast<std::size_t>(plan.uses_temp[i] + plan.uses_temp2[i]);
   }
   out.scratch_units = std::max<std::size_t>(1, total_units);
@@ -139,6 +200,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     }
   }
 
+  std::vector<MPI_Datatype> kept_from;  // the caller's types duplicated in out.kept_types
   // Below the shared-memory eager limit (Open MPI's vader: 4 KiB with its
   // header) a packed image beat the datatype by 1.1-2x in
   // isostencil-bench-pack; from 4 KiB up, where both go rendezvous, the
@@ -222,26 +284,74 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       out.messages.push_back(message);
       return true;
     };
-    // A message through a derived datatype at absolute addresses: this
-    // operation's alone.
-    auto typed = [&](MPI_Datatype type, bool sending, int peer) {
-      impl->types.push_back(type);
-      int bytes = 0;
-      ISO_MPI_CHECK(MPI_Type_size(type, &bytes));
-      out.largest_message = std::max(out.largest_message, static_cast<long>(bytes));
+    // A message through derived datatypes relative to its regions (the
+    // plan's, and so relocatable with it): one type for a message from one
+    // region; the entries of one over several, typed per operation.
+    auto typed = [&](const std::vector<BlockRef>& entries, bool sending, int peer) {
+      long bytes = 0;
+      std::uint16_t first_region = region_absolute;
+      bool spans = false;
+      for (BlockRef ref : entries) {
+        const long block = facts.bytes(buffers.at(ref));
+        if (block == 0) continue;
+        if (bytes == 0) first_region = region_of(ref);
+        spans = spans || region_of(ref) != first_region;
+        bytes += block;
+      }
+      if (bytes == 0) return;
+      out.largest_message = std::max(out.largest_message, bytes);
       PlainMessage message;
       message.sending = sending, message.peer = peer, message.round_index = round_index;
-      message.region = region_absolute, message.elements = 1, message.element = type;
+      message.elements = 1;
+      std::vector<int> counts;
+      std::vector<MPI_Aint> at;
+      std::vector<MPI_Datatype> types;
+      if (spans) {
+        message.entry_begin = static_cast<int>(out.spanning.size());
+        out.reuses_scratch = true;
+      }
+      for (BlockRef ref : entries) {
+        const BlockDesc& block = buffers.at(ref);
+        if (facts.bytes(block) == 0) continue;
+        const std::uint16_t region = region_of(ref);
+        if (!spans) {
+          counts.push_back(block.count), at.push_back(block.address - region_base[region]);
+          types.push_back(block.type);
+          continue;
+        }
+        // The caller may free its types after init: the plan keeps duplicates.
+        MPI_Datatype kept = block.type;
+        if (!facts.named(block)) {
+          auto known = std::find(kept_from.begin(), kept_from.end(), block.type);
+          if (known == kept_from.end()) {
+            out.kept_types.push_back(MPI_DATATYPE_NULL);
+            ISO_MPI_CHECK(MPI_Type_dup(block.type, &out.kept_types.back()));
+            kept_from.push_back(block.type);
+            known = kept_from.end() - 1;
+          }
+          kept = out.kept_types[static_cast<std::size_t>(known - kept_from.begin())];
+        }
+        out.spanning.push_back({region, block.count, offset_in(region, block.address), kept});
+      }
+      if (spans) {
+        message.region = region_absolute;
+        message.entry_end = static_cast<int>(out.spanning.size());
+      } else {
+        out.parts.push_back({first_region, MPI_DATATYPE_NULL});
+        commit_indexed(counts, at, types, out.parts.back().type);
+        // Blocks described from MPI_BOTTOM (alltoallw with a null base) have
+        // absolute displacements: they are posted from MPI_BOTTOM, not from
+        // a null pointer that merely equals it in most MPI libraries.
+        message.region = region_base[first_region] == 0 ? static_cast<std::uint16_t>(region_absolute) : first_region;
+        message.element = out.parts.back().type;
+      }
       out.messages.push_back(message);
-      out.relocatable = false;
     };
     if (recv_rank >= 0 && plain(recv, false)) recv_rank = -1;
     if (send_rank >= 0 && plain(send, true)) send_rank = -1;
     // Receive first so that the matching send finds it posted.
-    MPI_Datatype recv_type = recv_rank >= 0 ? message_type(buffers, recv) : MPI_DATATYPE_NULL;
-    if (recv_type != MPI_DATATYPE_NULL) typed(recv_type, false, recv_rank);
-    MPI_Datatype send_type = send_rank >= 0 ? message_type(buffers, send) : MPI_DATATYPE_NULL;
-    if (send_type != MPI_DATATYPE_NULL) typed(send_type, true, send_rank);
+    if (recv_rank >= 0) typed(recv, false, recv_rank);
+    if (send_rank >= 0) typed(send, true, send_rank);
   };
   // Entry i of `from` lands in entry i of `to`, both in this process, as
   // copies; false (nothing added) where a pair's sizes differ, so that MPI
@@ -335,6 +445,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     return true;
   };
   const int self = neighborhood.rank();
+  // About one move per entry of a local round: one allocation, not a
+  // doubling series of fresh pages.
+  std::size_t entries = plan.copies.size();
+  for (const Round& round : plan.rounds) entries += round.send.size();
+  out.moves.reserve(entries);
   for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
     out.step_begin.push_back(static_cast<int>(out.messages.size()));
     out.move_begin.push_back(static_cast<int>(out.moves.size()));
@@ -364,16 +479,17 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   // Equally spaced raw copies of one size within a step become one strided
   // move: at 128^3 a 27-point halo's self faces were 34 000 copies of one or
   // two doubles. Order within the step is kept; a step's copies never overlap.
+  // In place: the kept moves never run ahead of the ones read (a second
+  // list of 13 000 moves at d4 r3 was 700 KiB of fresh pages per build).
   auto stride = [](std::vector<LocalMove>& moves, std::vector<int>& begin) {
-    std::vector<LocalMove> kept;
-    kept.reserve(moves.size());
+    std::size_t kept = 0;
     std::vector<int> starts(begin.size());
     for (std::size_t step = 0; step + 1 < begin.size(); ++step) {
-      starts[step] = static_cast<int>(kept.size());
+      starts[step] = static_cast<int>(kept);
       for (int k = begin[step]; k < begin[step + 1]; ++k) {
-        const LocalMove& m = moves[static_cast<std::size_t>(k)];
-        if (kept.size() > static_cast<std::size_t>(starts[step])) {
-          LocalMove& last = kept.back();
+        const LocalMove m = moves[static_cast<std::size_t>(k)];
+        if (kept > static_cast<std::size_t>(starts[step])) {
+          LocalMove& last = moves[kept - 1];
           const MPI_Aint from_step = m.from - (last.from + (last.repeat - 1) * last.from_stride);
           const MPI_Aint to_step = m.to - (last.to + (last.repeat - 1) * last.to_stride);
           if (last.raw && m.raw && last.bytes == m.bytes && last.from_region == m.from_region &&
@@ -384,11 +500,11 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
             continue;
           }
         }
-        kept.push_back(m);
+        moves[kept++] = m;
       }
     }
-    starts.back() = static_cast<int>(kept.size());
-    moves = std::move(kept);
+    starts.back() = static_cast<int>(kept);
+    moves.resize(kept);
     begin = std::move(starts);
   };
   stride(out.moves, out.move_begin);

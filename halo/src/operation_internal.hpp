@@ -79,6 +79,14 @@ struct Buffers {
   // Regular collectives: the few figures that place every block (counts,
   // types, extents); empty for v and w, whose blocks are keyed one by one.
   std::vector<std::int64_t> regular_layout;
+  // Regular collectives list their first send and receive blocks only, until
+  // materialize(): a set-up that finds its plan needs no more (its key is
+  // regular_layout), and s blocks cost more than the rest of it at s = 2400.
+  // The blocks lie `stride` bytes apart; counts of 0: every block listed.
+  int send_blocks = 0, recv_blocks = 0;
+  MPI_Aint send_stride = 0, recv_stride = 0;
+  // Lists every block, and sizes temp and temp2 for the neighborhood's s blocks.
+  void materialize(int neighbors);
 
   static std::uint16_t region_of(Buffer buffer) {
     return buffer == Buffer::send ? region_send : buffer == Buffer::recv ? region_recv : region_scratch;
@@ -95,9 +103,29 @@ struct Buffers {
   }
 };
 
-// One committed datatype holding every nonempty entry of a message, at
-// absolute addresses (used with MPI_BOTTOM). MPI_DATATYPE_NULL: nothing to move.
-MPI_Datatype message_type(const Buffers& buffers, const std::vector<BlockRef>& entries);
+// Messages through derived datatypes, independent of where the buffers lie.
+// A message whose entries all lie in one region is one committed type with
+// displacements from that region's base, owned by the plan (MessagePart) and
+// posted at the region's base. A message over several regions (a torus
+// round sends blocks of the send buffer and of the staging slots, in the
+// schedule's order) keeps its entries as offsets in their regions
+// (SpanningEntry); each operation makes its type at its own bases
+// (AssembledTypes).
+struct MessagePart {
+  std::uint16_t region = region_absolute;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+struct SpanningEntry {
+  std::uint16_t region = region_absolute;
+  int count = 0;
+  MPI_Aint offset = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // predefined, or the plan's duplicate
+};
+// Creates into `type` the cheapest constructor of these blocks (one count and
+// type: hindexed_block; one type: hindexed; else struct), then commits it;
+// `type` is set before the commit, so that its owner frees it on any error.
+void commit_indexed(const std::vector<int>& counts, const std::vector<MPI_Aint>& displacements,
+                    const std::vector<MPI_Datatype>& types, MPI_Datatype& type);
 
 // A run of bytes: where it starts (absolute, or relative to an element's
 // address), how long it is, and the region its address came from.
@@ -123,6 +151,8 @@ public:
   /// Appends the block's byte runs at their absolute addresses; false when
   /// its layout is not flattened (or has more than run_budget runs).
   bool append_runs(const BlockDesc& block, std::vector<Run>& out, std::uint16_t region = region_absolute);
+  /// A predefined type (its handle is stable; a derived one's may be freed).
+  bool named(const BlockDesc& block) { return of(block).named; }
   /// Appends words that determine everything an execution plan reads from
   /// the block's type: the handle of a predefined type; else its size,
   /// extents, element and leaf types and byte runs, so that equal layouts
@@ -163,7 +193,11 @@ struct LocalMove {
   MPI_Aint from_stride = 0, to_stride = 0;
 };
 
-// A message of `elements` predefined elements at one place of a region.
+// A message of `elements` elements of type `element` at one place of a
+// region: predefined elements, or one region-relative message type the plan
+// owns (MessagePart). A message over several regions has no element here:
+// entries [entry_begin, entry_end) of the plan's `spanning`, assembled for
+// the operation's bases (AssembledTypes).
 struct PlainMessage {
   bool sending = false;
   int peer = 0;
@@ -172,6 +206,19 @@ struct PlainMessage {
   MPI_Aint offset = 0;
   int elements = 0;
   MPI_Datatype element = MPI_DATATYPE_NULL;
+  int entry_begin = 0, entry_end = 0;
+};
+
+// The types of a plan's messages over several regions, made for one set
+// of region bases (send, receive, scratch): per message, its type or
+// MPI_DATATYPE_NULL. Freed with the last operation or plan holding them.
+struct AssembledTypes {
+  MPI_Aint bases[region_image] = {};
+  std::vector<MPI_Datatype> types;
+  AssembledTypes() = default;
+  AssembledTypes(const AssembledTypes&) = delete;
+  AssembledTypes& operator=(const AssembledTypes&) = delete;
+  ~AssembledTypes();  // operation_build.cpp
 };
 
 // What an operation executes, derived from a schedule and its buffers'
@@ -187,15 +234,34 @@ struct ExecutionPlan {
   std::vector<LocalMove> unpacks;
   std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
-  // Plans whose every address is region-relative, and whose messages are all
-  // plain, can be instantiated on other buffers: these say how.
+  // Plans whose every address is region-relative can be instantiated on
+  // other buffers: these say how. Local moves through the caller's datatypes
+  // at absolute addresses (layouts that do not flatten) make a plan this
+  // operation's alone.
   bool relocatable = true;
   std::vector<PlainMessage> messages;  // one per request, in request order
+  std::vector<MessagePart> parts;      // the typed messages' datatypes, owned by the plan
+  std::vector<SpanningEntry> spanning;  // the entries of messages over several regions
+  std::vector<MPI_Datatype> kept_types;  // duplicates of the caller's types that `spanning` names
+  // Messages over several regions need a type per operation (12 us each
+  // at d = 4, r = 3). The plan keeps the last ones made and the scratch of
+  // its last operation, so that a set-up repeated on the same buffers
+  // (restarts, the same exchange made again) makes none: it gets the same
+  // scratch back, so the same bases. Mutable: the plan is otherwise
+  // immutable, and the library is called from the host thread only.
+  bool reuses_scratch = false;  // true where a message spans regions
+  mutable std::shared_ptr<const AssembledTypes> last_assembled;
+  mutable std::vector<std::max_align_t> spare_scratch;
   long largest_message = 0;            // bytes of its largest message (Posting::automatic)
   std::size_t scratch_units = 0;       // max_align_t elements of the T/T2 slots
   std::vector<std::size_t> image_bytes;
 
   int steps() const { return static_cast<int>(step_begin.size()) - 1; }
+
+  ExecutionPlan() = default;
+  ExecutionPlan(const ExecutionPlan&) = delete;
+  ExecutionPlan& operator=(const ExecutionPlan&) = delete;
+  ~ExecutionPlan();  // frees `parts` and `kept_types` (operation_build.cpp)
 };
 
 }  // namespace detail
@@ -211,6 +277,9 @@ struct Operation::Impl {
   // T and T2 slots; max_align_t elements keep every slot suitably aligned.
   std::vector<std::max_align_t> scratch;
   std::vector<MPI_Datatype> types;
+  // The types of the messages that span regions, at this operation's
+  // bases (null when no message does).
+  std::shared_ptr<const detail::AssembledTypes> assembled;
   std::vector<MPI_Request> requests;
   // Posting::fresh: post() makes each step's requests anew (MPI_Irecv,
   // MPI_Isend), each message with its tag here; else they are persistent.

@@ -58,6 +58,9 @@ Operation::Impl::~Impl() {
     if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
   for (MPI_Datatype& type : types)
     if (type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
+  // The next operation on this plan takes the scratch, and with it these
+  // bases (AssembledTypes).
+  if (plan && plan->reuses_scratch && plan->spare_scratch.empty()) plan->spare_scratch.swap(scratch);
 }
 
 void Operation::Impl::post(int step) {
@@ -83,10 +86,12 @@ void Operation::Impl::post(int step) {
     void* where = message.region == detail::region_absolute
                       ? MPI_BOTTOM
                       : reinterpret_cast<void*>(bases[message.region] + message.offset);
+    const MPI_Datatype type =
+        message.entry_end > message.entry_begin ? assembled->types[static_cast<std::size_t>(k)] : message.element;
     if (message.sending)
-      ISO_MPI_CHECK(MPI_Isend(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+      ISO_MPI_CHECK(MPI_Isend(where, message.elements, type, message.peer, tags[k], comm, &requests[k]));
     else
-      ISO_MPI_CHECK(MPI_Irecv(where, message.elements, message.element, message.peer, tags[k], comm, &requests[k]));
+      ISO_MPI_CHECK(MPI_Irecv(where, message.elements, type, message.peer, tags[k], comm, &requests[k]));
   }
 }
 

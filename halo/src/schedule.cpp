@@ -331,6 +331,16 @@ Schedule blockwise_schedule(const OffsetList& offsets, const Routes& routes, Alg
   const int d = offsets.dims();
   Schedule schedule = start_schedule(offsets, routes, algorithm, collective, here);
   const SlotMap slots = make_slot_map(offsets, here);
+  // Each round's entries sized once from the paths: grown entry by entry,
+  // the lists of a torus round at d4 r3 (up to 1029 blocks) were copied and
+  // their fresh pages touched several times over.
+  std::vector<std::size_t> entries(schedule.rounds.size(), 0);
+  for (const std::vector<int>& path : routes.paths)
+    for (int r : path) ++entries[static_cast<std::size_t>(r)];
+  for (std::size_t r = 0; r < entries.size(); ++r) {
+    schedule.rounds[r].send.reserve(entries[r]);
+    schedule.rounds[r].recv.reserve(entries[r]);
+  }
   std::vector<int> before(d), after(d);
   for (int i = 0; i < offsets.size(); ++i) {
     const std::vector<int>& path = routes.paths[i];

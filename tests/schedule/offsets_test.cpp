@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,29 @@ TEST(Offsets, NamedShapes) {
             std::string::npos);
   EXPECT_EQ(error_of([] { iso::expand_named_offsets("file:/nonexistent/offsets.txt"); }),
             "offsets file /nonexistent/offsets.txt: cannot open the file");
+}
+
+}  // namespace
+
+namespace {
+
+// The hash is kept with the list: it must follow push_back and equal the
+// hash of the same offsets built any other way (copies carry it along).
+TEST(Offsets, KeptHashFollowsTheOffsets) {
+  iso::OffsetList grown(2, {1, 0});
+  const std::uint64_t one = grown.hash();
+  grown.push_back({0, -1});
+  const iso::OffsetList built(2, {1, 0, 0, -1});
+  EXPECT_NE(grown.hash(), one);
+  EXPECT_EQ(grown.hash(), built.hash());
+  const iso::OffsetList copy = grown;
+  EXPECT_EQ(copy.hash(), built.hash());
+  iso::OffsetList other(2, {1, 0});
+  other.push_back({0, 1});
+  EXPECT_NE(other.hash(), built.hash());
+  EXPECT_EQ(iso::OffsetList::moore(2, 1).hash(), iso::OffsetList::parse("-1,-1;-1,0;-1,1;0,-1;0,1;1,-1;1,0;1,1").hash());
+  iso::OffsetList empty;
+  EXPECT_EQ(empty.hash(), iso::OffsetList().hash());
 }
 
 }  // namespace
