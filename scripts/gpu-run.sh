@@ -22,6 +22,9 @@
 # test on 2 cores: 6).
 # Environment: JOBS (default: all cores), GPU_RUN_SCALE (0.1: short steps for a
 # smoke run without a GPU), ISOSTENCIL_GPU_ARCH (default HOPPER90).
+# A second run into the same OUTDIR rebuilds incrementally in OUTDIR/work:
+# Kokkos not at all while the kit's Kokkos is the same, the project where its
+# files changed.
 set -uo pipefail
 if (($# != 2)); then echo "usage: gpu-run.sh KIT OUTDIR" >&2; exit 2; fi
 KIT=$(cd "$1" && pwd) || { echo "gpu-run: no kit at $1" >&2; exit 2; }
@@ -73,8 +76,23 @@ export GPU OUT
 
 # --- unpack -------------------------------------------------------------------
 unpack() {
-  rm -rf "$WORK"/{prefix,kokkos,isostencil}
-  for t in prefix kokkos isostencil; do tar -xJf "$KIT/$t.tar.xz" -C "$WORK" || return 1; done
+  rm -rf "$WORK"/{prefix,kokkos} "$WORK/new"
+  for t in prefix kokkos; do tar -xJf "$KIT/$t.tar.xz" -C "$WORK" || return 1; done
+  # The project: after a previous run into this OUTDIR, a file unchanged since
+  # keeps that run's time stamp and a changed one gets the present time, so
+  # the builds there redo what changed alone (git archive stamps every file
+  # with the commit's time, which may be older than that run's objects).
+  mkdir "$WORK/new" && tar -xJf "$KIT/isostencil.tar.xz" -C "$WORK/new" || return 1
+  if [[ -d $WORK/isostencil ]]; then
+    (cd "$WORK/new/isostencil" && find . -type f) | while read -r f; do
+      if cmp -s "$WORK/new/isostencil/$f" "$WORK/isostencil/$f"; then
+        touch -r "$WORK/isostencil/$f" "$WORK/new/isostencil/$f"
+      else
+        touch "$WORK/new/isostencil/$f"
+      fi
+    done
+  fi
+  rm -rf "$WORK/isostencil" && mv "$WORK/new/isostencil" "$WORK/isostencil" && rmdir "$WORK/new" || return 1
   # h5pcc is a script naming /usr paths: point it at the prefix
   sed -i "s|/usr/|$WORK/prefix/usr/|g; s|^prefix=\"/usr\"|prefix=\"$WORK/prefix/usr\"|" \
     "$WORK/prefix/usr/bin/h5pcc.openmpi"
