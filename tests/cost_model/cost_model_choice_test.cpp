@@ -327,24 +327,31 @@ TEST(CostModelChoice, OneRegimeCacheIsMeasuredAgain) {
   EXPECT_TRUE(iso_test::all_ranks(true));
 }
 
+// Writes our calibration cache of format 2 with the basic figures at 7e-x and
+// `regime` (lacking a figure the calibration now measures), and returns the
+// model for_comm gives after checking it was measured again (2 ranks).
+const iso::CostModel& stale_cache_model(SharedTempDir& dir, const std::string& regime, std::string& cache) {
+  unsetenv("ISO_COST_MODEL");
+  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
+  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
+  cache = dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7) + "version = 2\n" + regime);
+  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
+  EXPECT_EQ(model.source, "calibrated");
+  EXPECT_NE(model.alpha, 7e-6);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return model;
+}
+
 // A cache of format 2 written before rendezvous bursts were measured (no
 // delta_large) is measured again and rewritten with it.
 TEST(CostModelChoice, CacheWithoutHandshakeFigureIsMeasuredAgain) {
   ISO_REQUIRE_FRESH_PROCESS();
   if (iso_test::world_size() == 1) GTEST_SKIP() << "calibration needs 2 ranks";
   SharedTempDir dir;
-  unsetenv("ISO_COST_MODEL");
-  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
-  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
-  const std::string cache =
-      dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7) +
-                                                 "version = 2\neager_limit = 4096\nalpha_large = 7e-6\n"
-                                                 "beta_large = 7e-11\nbeta_copy = 7e-11\n");
-  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
-  EXPECT_EQ(model.source, "calibrated");
-  EXPECT_NE(model.alpha, 7e-6);
+  std::string cache;
+  const iso::CostModel& model = stale_cache_model(
+      dir, "eager_limit = 4096\nalpha_large = 7e-6\nbeta_large = 7e-11\nbeta_copy = 7e-11\n", cache);
   EXPECT_GT(model.delta_large, 0.0);
-  MPI_Barrier(MPI_COMM_WORLD);
   if (iso_test::world_rank() == 0) {
     const iso::CostModel rewritten = iso::CostModel::load(cache);
     EXPECT_EQ(rewritten.delta_large, model.delta_large);
@@ -360,19 +367,14 @@ TEST(CostModelChoice, CacheWithoutGatheredLineIsMeasuredAgain) {
   ISO_REQUIRE_FRESH_PROCESS();
   if (iso_test::world_size() == 1) GTEST_SKIP() << "calibration needs 2 ranks";
   SharedTempDir dir;
-  unsetenv("ISO_COST_MODEL");
-  setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
-  if (iso_test::world_rank() == 0) mkdir((dir.path() + "/isostencil").c_str(), 0755);
-  const std::string cache =
-      dir.write(cache_name(), model_text(7e-6, 7e-10, 7e-8, 7e-7) +
-                                  "version = 2\neager_limit = 4096\nalpha_large = 7e-6\nbeta_large = 7e-11\n"
-                                  "beta_copy = 7e-11\ndelta_large = 7e-6\nbeta_scattered = 7e-10\n");
-  const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
-  EXPECT_EQ(model.source, "calibrated");
-  EXPECT_NE(model.alpha, 7e-6);
+  std::string cache;
+  const iso::CostModel& model =
+      stale_cache_model(dir,
+                        "eager_limit = 4096\nalpha_large = 7e-6\nbeta_large = 7e-11\nbeta_copy = 7e-11\n"
+                        "delta_large = 7e-6\nbeta_scattered = 7e-10\n",
+                        cache);
   EXPECT_GT(model.alpha_gathered, 0.0);
   EXPECT_GT(model.delta_gathered, 0.0);
-  MPI_Barrier(MPI_COMM_WORLD);
   if (iso_test::world_rank() == 0) {
     const iso::CostModel rewritten = iso::CostModel::load(cache);
     EXPECT_EQ(rewritten.alpha_gathered, model.alpha_gathered);

@@ -36,34 +36,9 @@ foreach(variant datatypes packed simulated)
   deck_check_validated_run("${variant}" "${rc}" "${out}")
 endforeach()
 
+set(EVERY 4)  # output.every above
 foreach(variant packed simulated)
-  foreach(file "${name}.h5" "${name}.checkpoint.h5")
-    set(dataset "")
-    if(file MATCHES "checkpoint")
-      set(dataset "/state/${FIELD}")
-    endif()
-    set(objects "")
-    if(dataset)
-      set(objects "${dataset}" "${dataset}")
-    else()
-      # Every output step's field (the groups' attributes hold the deck, which differs).
-      foreach(step RANGE 0 ${STEPS} 4)
-        deck_step_group(${step} group)
-        execute_process(COMMAND "${H5DIFF}" "datatypes/${file}" "${variant}/${file}"
-                                "/${group}/${FIELD}" "/${group}/${FIELD}"
-                        WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-        if(NOT rc EQUAL 0)
-          list(APPEND failures "${variant}: ${file} /${group}/${FIELD} differs from the datatype run's:\n${hout}${herr}")
-        endif()
-      endforeach()
-      continue()
-    endif()
-    execute_process(COMMAND "${H5DIFF}" "datatypes/${file}" "${variant}/${file}" ${objects}
-                    WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE rc OUTPUT_VARIABLE hout ERROR_VARIABLE herr)
-    if(NOT rc EQUAL 0)
-      list(APPEND failures "${variant}: ${file} ${dataset} differs from the datatype run's:\n${hout}${herr}")
-    endif()
-  endforeach()
+  deck_compare_runs("datatypes" "${variant}" "${name}" "${variant} differs from the datatype run's" compared)
 endforeach()
 
 if(failures)

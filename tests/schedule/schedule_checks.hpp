@@ -18,14 +18,6 @@
 
 namespace schedtest {
 
-using iso::Algorithm;
-using iso::BlockRef;
-using iso::Buffer;
-using iso::CartGeometry;
-using iso::Collective;
-using iso::OffsetList;
-using iso::Schedule;
-
 /// The algorithms of the spec's closed formulas, every scheduled one, and
 /// both collectives.
 extern const iso::Algorithm kAlgorithms[3];

@@ -8,15 +8,6 @@
 
 namespace schedtest {
 
-using iso::Algorithm;
-using iso::BlockRef;
-using iso::Buffer;
-using iso::CartGeometry;
-using iso::Collective;
-using iso::OffsetList;
-using iso::Round;
-using iso::Schedule;
-
 // ---------------------------------------------------------------------------
 // Small helpers
 

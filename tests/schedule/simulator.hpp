@@ -18,6 +18,15 @@
 
 namespace schedtest {
 
+using iso::Algorithm;
+using iso::BlockRef;
+using iso::Buffer;
+using iso::CartGeometry;
+using iso::Collective;
+using iso::OffsetList;
+using iso::Round;
+using iso::Schedule;
+
 /// Result of one simulation: `errors` are violations of the contract;
 /// `notes` are weaker findings (a temp flag set for a slot that is never used).
 struct SimResult {
