@@ -195,20 +195,44 @@ import csv, sys
 from collections import defaultdict
 rows = list(csv.DictReader(open(sys.argv[1])))
 cases = defaultdict(dict)
+tally = {}
 for r in rows:
     cases[(r["kernel"], r["transport"], r["np"], r["side"])][r["depth"]] = r
-print("| kernel | transport | np | cells/rank | k=1 s/step | best k | best vs k=1 | auto picks | auto vs best |")
-print("|---|---|---|---|---|---|---|---|---|")
+# "auto vs best": auto's own run (its fastest) over the best fixed k; "pick vs
+# best": the fixed-k time of each depth auto picked over the best (its choice
+# judged without its own run's noise; "-" where the pick was not a fixed
+# depth of the matrix).
+print("| kernel | transport | np | cells/rank | k=1 s/step | best k | best vs k=1 | auto picks | auto vs best | pick vs best |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for key, by in sorted(cases.items()):
     fixed = {d: float(r["per_step_s"]) for d, r in by.items() if d != "auto"}
     if "1" not in fixed:
         continue
     best = min(fixed, key=fixed.get)
     auto = by.get("auto")
-    auto_text = f"{auto['chosen']} | {float(auto['per_step_s']) / fixed[best]:.2f}" if auto else "- | -"
+    if auto:
+        picks = auto["picks"].split("/")
+        judged = "/".join(f"{fixed[p] / fixed[best]:.2f}" if p in fixed else "-" for p in picks)
+        auto_text = f"{auto['picks']} | {float(auto['per_step_s']) / fixed[best]:.2f} | {judged}"
+    else:
+        auto_text = "- | - | -"
     cells = next(iter(by.values()))["cells_per_rank"]
     print(f"| {key[0]} | {key[1]} | {key[2]} | {cells} | {fixed['1']:.3g} | {best} | "
           f"{fixed['1'] / fixed[best]:.2f}x | {auto_text} |")
+    if auto:
+        group = (key[1], key[2])
+        runs = tally.setdefault(group, [0, 0, 0, 0])
+        runs[0] += float(auto["per_step_s"]) <= 1.10 * fixed[best]
+        runs[1] += 1
+        known = [p for p in auto["picks"].split("/") if p in fixed]
+        if known:
+            runs[2] += all(fixed[p] <= 1.10 * fixed[best] for p in known)
+            runs[3] += 1
+print()
+print("auto within 10 % of the best k (its own run; its picks timed at that fixed k):")
+print()
+for (transport, np), (run_ok, run_n, pick_ok, pick_n) in sorted(tally.items()):
+    print(f"- {transport} np {np}: {run_ok} of {run_n} cases; picks {pick_ok} of {pick_n}")
 EOF
 if [[ -f "$OUT/notes.txt" ]]; then { echo; sed 's/^/- /' "$OUT/notes.txt"; } >>"$OUT/depth.md"; fi
 cat "$OUT/depth.md"

@@ -121,8 +121,9 @@ std::vector<DeckKey> make_schema() {
        "deep halos: ghost layers `depth` times as wide as the stencil's, exchanged once every "
        "`depth` steps; the steps between update shrinking boxes over the ghost region "
        "(redundant work instead of messages; results bit-identical to depth 1). auto: the cost "
-       "model picks the depth with the lowest predicted time per step (the run header says "
-       "which and why)",
+       "model predicts the time per step of every depth, the run times the promising ones on "
+       "its own kernel for a few milliseconds and takes the fastest (the run header says which "
+       "and why)",
        {}},
       {"halo", "gpu_aware_mpi", Kind::boolean, "false", "true, false",
        "the MPI library reads device memory: device buffers go to MPI unstaged (then algorithm "

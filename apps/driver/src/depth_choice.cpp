@@ -126,13 +126,29 @@ long mean_block_bytes(const std::vector<long>& extent, const iso::HaloGeometry& 
 }  // namespace
 
 std::string DepthChoice::text() const {
-  std::string table;
-  for (std::size_t k = 0; k < per_step.size(); ++k)
-    table += fmt::format("{}k={} {:.1f}", k ? ", " : "", k + 1, per_step[k] * 1e6);
-  return fmt::format("k = {}: lowest predicted time per step, in us: {} (exchange priced by the "
-                     "cost model, {}; cells at {:.2f} ns each, measured{})",
-                     depth, table, model_note, cell_seconds * 1e9,
-                     kernel_rate ? " by the kernel" : " by a stand-in loop over the stencil");
+  const auto table = [](const std::vector<double>& seconds) {
+    std::string text;
+    for (std::size_t k = 0; k < seconds.size(); ++k)
+      if (seconds[k] > 0) text += fmt::format("{}k={} {:.1f}", text.empty() ? "" : ", ", k + 1, seconds[k] * 1e6);
+    return text;
+  };
+  const std::string predicted = fmt::format(
+      "{} (exchange priced by the cost model, {}; cells at {:.2f} ns each, measured{})",
+      table(per_step), model_note, cell_seconds * 1e9,
+      kernel_rate ? " by the kernel" : " by a stand-in loop over the stencil");
+  if (measured.empty()) return fmt::format("k = {}: lowest predicted time per step, in us: {}", depth, predicted);
+  return fmt::format("k = {}: fastest of the depths timed on the run's own kernel (us per step: {}); "
+                     "predicted, in us: {}",
+                     depth, table(measured), predicted);
+}
+
+std::vector<int> depth_candidates(const DepthChoice& choice, double factor) {
+  std::vector<int> candidates;
+  if (choice.per_step.empty()) return candidates;
+  const double best = *std::min_element(choice.per_step.begin(), choice.per_step.end());
+  for (std::size_t k = 0; k < choice.per_step.size(); ++k)
+    if (k == 0 || choice.per_step[k] <= factor * best) candidates.push_back(static_cast<int>(k) + 1);
+  return candidates;
 }
 
 DepthChoice predict_depths(const DepthLayout& layout, const core::Stencil& stencil,

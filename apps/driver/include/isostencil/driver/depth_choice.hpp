@@ -1,5 +1,7 @@
 // halo.depth = "auto": the depth k with the lowest predicted time per step
-// (docs/design/cost-model.md#deep-halos). One step of a block of k costs
+// (docs/design/cost-model.md#deep-halos); the run then times the candidates
+// the prediction leaves on its own kernel (models.hpp's measure_depths).
+// One step of a block of k costs
 //     exchange(k) / k  +  seconds_per_cell * cells(k) / k
 // where exchange(k) is the cost model's price of the exchange of the ghost
 // region k times as deep (the neighborhood of Stencil::repeated(k), blocks of
@@ -28,6 +30,10 @@ struct DepthChoice {
   double cell_seconds = 0;       ///< measured seconds per cell update (maximum over ranks)
   bool kernel_rate = false;      ///< cell_seconds measured on the kernel itself (else a stand-in loop)
   std::string model_note;        ///< where the cost model came from
+  /// Measured seconds per step of k = 1, 2, ... on probes of the run's model
+  /// (measured_depths in models.hpp); 0 where k was not a candidate. Empty
+  /// when nothing was measured (check, plan, or a single candidate).
+  std::vector<double> measured;
   /// "k = 3: predicted 41.2 us/step (k=1 88.0, k=2 52.3, ...); exchange priced by ..."
   std::string text() const;
 };
@@ -51,6 +57,10 @@ double measure_cell_seconds(const std::vector<int>& extent, const core::Stencil&
 DepthChoice predict_depths(const DepthLayout& layout, const core::Stencil& stencil,
                            int element_bytes, int max_depth, int ports, const iso::CostModel& model,
                            double cell_seconds);
+
+/// The depths worth timing: every k predicted within `factor` of the best
+/// prediction, and k = 1 (the depth auto must never be slower than).
+std::vector<int> depth_candidates(const DepthChoice& choice, double factor = 1.5);
 
 /// Collective over the decomposition's communicator: the model `auto` uses
 /// there and predict_depths with `cell_seconds` (the kernel's own rate,
