@@ -136,6 +136,18 @@ print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
       || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d failed ($run.log)" >&2; exit 1; }
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     rss=$(tail -1 "$run.rss")
+    # Every point must be there and right (iso-bench checks each result
+    # against the sent data and linear's): a wrong or missing one fails.
+    python3 - "$run.csv" "${PAPER_OPS:-alltoall}" "${PAPER_SIZES:-8,128,2048}" \
+        "${PAPER_CONTENDERS:-linear,torus,direct}" "$n" <<'EOF' || { echo "smpi.sh paper: d=$d: see $run.csv" >&2; exit 1; }
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+want = len(sys.argv[2].split(",")) * len(sys.argv[3].split(",")) * len(sys.argv[4].split(","))
+bad = [f"{r['operation']} {r['size_bytes']} B {r['contender']}: {r['status']} {r['note']}" for r in rows
+       if r["status"] != "ok" or r["np"] != sys.argv[5] or not float(r["median_us"]) > 0]
+if bad or len(rows) != want:
+    sys.exit(f"smpi.sh paper: {len(rows)} of {want} points, not ok: {'; '.join(bad) or '-'}")
+EOF
     # iso-bench's rows, each with the simulation's wall time and peak memory.
     [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
     sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
