@@ -102,10 +102,11 @@ public:
   }
   std::string staging() const override {
     if (halos_[0].transport() != core::HaloTransport::packed) return {};
+    if (!halos_[0].host_staged())
+      return halos_[0].gpu_aware_mpi() ? "none: GPU-aware MPI" : "none: host memory space";
     // Every block to this rank itself (one rank, periodic): no buffers, no copies.
-    if (halos_[0].direct_blocks() == halos_[0].directions().size()) return "none: no block leaves the rank";
-    if (halos_[0].host_staged()) return "host-staged";
-    return halos_[0].gpu_aware_mpi() ? "none: GPU-aware MPI" : "none: host memory space";
+    return halos_[0].direct_blocks() == halos_[0].directions().size() ? "none: no block leaves the rank"
+                                                                       : "host-staged";
   }
 
 private:
