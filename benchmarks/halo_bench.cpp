@@ -30,6 +30,13 @@
 // outliers per component and the median of the rest, divided by `steps`, is
 // the time per step. other = total - kernel - halo (per rank, then max).
 //
+// --phases: then `reps` more repetitions per packed contender with phase
+// timing on (HaloExchange::time_phases, fences between phases): pack, to
+// host, MPI, to device, unpack, and the staging (the two copies) over the
+// exchange. Per repetition the rank with the longest exchange gives all its
+// figures; the row shows the repetition of median exchange, whole (its
+// phases are disjoint parts of it). Unstaged buffers: copies 0, and why.
+//
 //   mpirun -np 2 isostencil-bench-halo --csv halo.csv
 #include "isostencil/kernels/jacobi.hpp"
 #include "isostencil/kernels/life.hpp"
@@ -43,6 +50,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -64,6 +73,7 @@ struct Settings {
   int warmup = 3;
   long steps = 0;           ///< steps per repetition; 0: about 1M cell updates, 1..50
   double tukey = 3.0;
+  bool phases = false;      ///< time the packed transport's phases (extra repetitions)
   std::string csv;
 };
 
@@ -73,6 +83,11 @@ public:
   virtual ~Exchanger() = default;
   virtual void exchange(int field) = 0;
   virtual std::string chosen() const { return {}; }
+  /// Packed transport: phase times of later exchanges go to `sink` (null:
+  /// off); false where there are no phases to time.
+  virtual bool time_phases(core::HaloPhaseTimes* /*sink*/) { return false; }
+  /// Packed transport: how its buffers reach MPI.
+  virtual std::string staging() const { return {}; }
 };
 
 class IsoExchanger : public Exchanger {
@@ -80,6 +95,19 @@ public:
   explicit IsoExchanger(std::vector<core::HaloExchange> halos) : halos_(std::move(halos)) {}
   void exchange(int field) override { halos_[static_cast<std::size_t>(field)].run(); }
   std::string chosen() const override { return iso::to_string(halos_[0].algorithm()); }
+  bool time_phases(core::HaloPhaseTimes* sink) override {
+    if (halos_[0].transport() != core::HaloTransport::packed) return false;
+    for (core::HaloExchange& halo : halos_) halo.time_phases(sink);
+    return true;
+  }
+  std::string staging() const override {
+    if (halos_[0].transport() != core::HaloTransport::packed) return {};
+    if (!halos_[0].host_staged())
+      return halos_[0].gpu_aware_mpi() ? "none: GPU-aware MPI" : "none: host memory space";
+    // Every block to this rank itself (one rank, periodic): no buffers, no copies.
+    return halos_[0].direct_blocks() == halos_[0].directions().size() ? "none: no block leaves the rank"
+                                                                       : "host-staged";
+  }
 
 private:
   std::vector<core::HaloExchange> halos_;
@@ -307,6 +335,14 @@ struct Component {
   double total_min = 0, halo_min = 0;
 };
 
+/// --phases: one repetition's figures, seconds per exchange.
+struct Phases {
+  bool measured = false;
+  double exchange = 0, pack = 0, to_host = 0, mpi = 0, to_device = 0, unpack = 0;
+  std::string staging;  ///< "host-staged", or "none: " and why (Exchanger::staging)
+  double staging_seconds() const { return to_host + to_device; }
+};
+
 struct Row {
   std::string case_name;
   int dims = 0;
@@ -319,6 +355,7 @@ struct Row {
   std::string proc_dims;  ///< "2x1x1"
   /// packed-X: halo median over that of X (the datatype transport), same run; 0: none.
   double halo_vs_datatypes = 0, halo_min_vs_datatypes = 0;
+  Phases phases;
 };
 
 template <int D, class T>
@@ -486,7 +523,61 @@ void time_contenders(const Settings& s, Problem<D, T>& p, long steps,
                       p.name.c_str(), p.n, row.contender.c_str(), row.halo_vs_datatypes, row.halo_min_vs_datatypes);
       }
   }
+  if (s.phases) time_packed_phases(s, p, steps, exchangers, rows, current);
   std::fflush(stdout);
+}
+
+/// --phases: the packed contenders' extra repetitions (see the file's head).
+template <int D, class T>
+void time_packed_phases(const Settings& s, Problem<D, T>& p, long steps,
+                        const std::vector<std::unique_ptr<Exchanger>>& exchangers, std::vector<Row>& rows,
+                        int& current) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  using Clock = std::chrono::steady_clock;  // the transport's clock: its phases nest in `exchange`
+  for (std::size_t c = 0; c < exchangers.size(); ++c) {
+    Exchanger& exchanger = *exchangers[c];
+    core::HaloPhaseTimes sink;
+    if (!exchanger.time_phases(&sink)) continue;
+    std::vector<std::array<double, 6>> reps;  // exchange, pack, to_host, mpi, to_device, unpack
+    for (int r = 0; r < s.reps; ++r) {
+      sink = core::HaloPhaseTimes();
+      double exchange = 0;
+      MPI_Barrier(MPI_COMM_WORLD);
+      for (long k = 0; k < steps; ++k) {
+        const Clock::time_point a = Clock::now();
+        exchanger.exchange(current);
+        const Clock::time_point b = Clock::now();
+        p.kernel(current);
+        Kokkos::fence();
+        exchange += std::chrono::duration<double>(b - a).count();
+        current = 1 - current;
+      }
+      if (sink.exchanges != steps)
+        throw iso::Error("isostencil-bench-halo: phase timing saw " + std::to_string(sink.exchanges) +
+                         " exchanges in " + std::to_string(steps) + " steps");
+      struct {
+        double value;
+        int rank;
+      } mine{exchange, rank}, slowest{0, 0};
+      MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+      std::array<double, 6> v{exchange, sink.pack, sink.to_host, sink.mpi, sink.to_device, sink.unpack};
+      MPI_Bcast(v.data(), 6, MPI_DOUBLE, slowest.rank, MPI_COMM_WORLD);
+      for (double& x : v) x /= static_cast<double>(steps);
+      reps.push_back(v);
+    }
+    exchanger.time_phases(nullptr);
+    std::sort(reps.begin(), reps.end(), [](const auto& x, const auto& y) { return x[0] < y[0]; });
+    const std::array<double, 6>& m = reps[(reps.size() - 1) / 2];
+    Phases& ph = rows[c].phases;
+    ph = Phases{true, m[0], m[1], m[2], m[3], m[4], m[5], exchanger.staging()};
+    if (rank == 0)
+      std::printf("  %-8s %5ld %-13s phases us: pack %.2f, to host %.2f, MPI %.2f, to device %.2f, unpack %.2f "
+                  "of %.2f; staging %.2f (%.1f%%, %s)\n",
+                  p.name.c_str(), p.n, rows[c].contender.c_str(), ph.pack * 1e6, ph.to_host * 1e6, ph.mpi * 1e6,
+                  ph.to_device * 1e6, ph.unpack * 1e6, ph.exchange * 1e6, ph.staging_seconds() * 1e6,
+                  ph.exchange > 0 ? 100.0 * ph.staging_seconds() / ph.exchange : 0.0, ph.staging.c_str());
+  }
 }
 
 template <int D, class T>
@@ -512,7 +603,8 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
   out << "case,dims,local_n,cells_per_rank,contender,chosen,status,note,steps,reps,"
          "step_us,kernel_us,halo_us,other_us,halo_share,halo_reps_kept,halo_outliers,"
          "halo_bytes_per_rank,step_min_us,halo_min_us,mpi_library,mpi_version,np,proc_dims,hostname,date,"
-         "halo_vs_datatypes,halo_min_vs_datatypes\n";
+         "halo_vs_datatypes,halo_min_vs_datatypes,phase_exchange_us,pack_us,to_host_us,mpi_us,to_device_us,"
+         "unpack_us,staging_us,staging_share,staging\n";
   for (const Row& r : rows) {
     long cells = 1;
     for (int j = 0; j < r.dims; ++j) cells *= r.n;
@@ -520,6 +612,10 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
     auto us = [&](double seconds) { return ok ? std::to_string(seconds * 1e6) : std::string(); };
     const std::string share =
         ok && r.stats.total.median > 0 ? std::to_string(r.stats.halo.median / r.stats.total.median) : "";
+    const Phases& ph = r.phases;
+    auto phase_us = [&](double seconds) { return ph.measured ? std::to_string(seconds * 1e6) : std::string(); };
+    const std::string staging_share =
+        ph.measured && ph.exchange > 0 ? std::to_string(ph.staging_seconds() / ph.exchange) : std::string();
     isobench::write_csv_fields(out, r.case_name, r.dims, r.n, cells, r.contender, r.chosen, r.status,
                                isobench::csv_field(one_line(r.note)), r.steps, r.reps, us(r.stats.total.median),
                                us(r.stats.kernel.median), us(r.stats.halo.median), us(r.stats.other.median), share,
@@ -527,7 +623,10 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, const isob
                                us(r.stats.halo_min), isobench::csv_field(env.mpi_library), env.mpi_version, env.np,
                                r.proc_dims, isobench::csv_field(env.hostname), env.date,
                                r.halo_vs_datatypes > 0 ? std::to_string(r.halo_vs_datatypes) : std::string(),
-                               r.halo_min_vs_datatypes > 0 ? std::to_string(r.halo_min_vs_datatypes) : std::string());
+                               r.halo_min_vs_datatypes > 0 ? std::to_string(r.halo_min_vs_datatypes) : std::string(),
+                               phase_us(ph.exchange), phase_us(ph.pack), phase_us(ph.to_host), phase_us(ph.mpi),
+                               phase_us(ph.to_device), phase_us(ph.unpack), phase_us(ph.staging_seconds()),
+                               staging_share, isobench::csv_field(ph.staging));
   }
   isobench::write_text_file(path, out.str());
 }
@@ -552,6 +651,9 @@ int main(int argc, char** argv) {
   app.add_option("--steps", s.steps, "steps per repetition (0: about 1M cell updates, 1..50)")->check(CLI::Range(0L, 100000L));
   app.add_option("--tukey", s.tukey, "Tukey fence factor k (outside [Q1 - k IQR, Q3 + k IQR] removed)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--phases", s.phases,
+               "packed contenders: time pack, device-to-host, MPI, host-to-device and unpack in extra "
+               "repetitions (fences between phases), and the staging through host memory");
   app.add_option("--csv", s.csv, "write the rows as CSV to this file (rank 0)");
   if (const auto code = bench.parse(app)) return *code;
   Kokkos::ScopeGuard kokkos(argc, argv);

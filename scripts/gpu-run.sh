@@ -178,7 +178,7 @@ step perf-jacobi7 150 bash -c "gpu_or_skip; need build-cuda || exit 1; mpirun -n
   $WORK/build-cuda/benchmarks/isostencil-bench-stencil --kernels jacobi7 --size 256 --size 512 --csv $OUT/perf-jacobi7.csv"
 step perf-halo-packed 150 bash -c "gpu_or_skip; need build-cuda || exit 1; mpirun --oversubscribe -np 2 \
   $WORK/build-cuda/benchmarks/isostencil-bench-halo --cases jacobi27 --size3 64 128 \
-  --contenders packed-torus packed-linear packed-auto --reps 20 --csv $OUT/perf-halo-packed.csv"
+  --contenders packed-torus packed-linear packed-auto --reps 20 --phases --csv $OUT/perf-halo-packed.csv"
 
 # --- 4. summary ---------------------------------------------------------------
 TOTAL=$(($(date +%s) - T0))

@@ -147,6 +147,13 @@ void HaloExchange::wait() {
 
 bool HaloExchange::host_staged() const { return packed_ && packed_->staged(); }
 
+void HaloExchange::time_phases(HaloPhaseTimes* sink) {
+  if (!packed_)
+    throw iso::Error("isostencil::core::HaloExchange::time_phases: only the packed transport has phases to time");
+  if (in_flight_) throw iso::Error("isostencil::core::HaloExchange::time_phases: the exchange is in flight; wait() first");
+  packed_->time_phases(sink);
+}
+
 int HaloExchange::direct_blocks() const { return packed_ ? packed_->direct_blocks() : 0; }
 
 const iso::HaloExchange& HaloExchange::exchange() const {

@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -91,6 +92,26 @@ void move_units(const Space& space, const Kokkos::View<const PackUnit*, typename
   }
 }
 
+// Seconds between successive calls of next(), from construction on; reads
+// the clock only when on (phase timing asked for).
+class Lap {
+public:
+  explicit Lap(bool on) : on_(on) {
+    if (on_) last_ = std::chrono::steady_clock::now();
+  }
+  double next() {
+    if (!on_) return 0;
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+private:
+  bool on_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
 }  // namespace
 
 struct PackedTransport::Impl {
@@ -102,6 +123,7 @@ struct PackedTransport::Impl {
   bool done = true;        // no unpack pending
   bool collective = true;  // some block travels to another process: the operation runs
   int direct_blocks = 0;   // blocks sent to itself, copied by the pack kernel
+  HaloPhaseTimes* phases = nullptr;  // phase timing on: fences between phases
 };
 
 namespace {
@@ -143,9 +165,22 @@ struct SpaceImpl final : PackedTransport::Impl {
   }
 
   void pack(const execution_space& exchange_space) override {
+    // Timed: the work queued before the exchange is the caller's, not the pack's.
+    if (phases) exchange_space.fence();
     const Space space = on(exchange_space);
+    Lap lap(phases != nullptr);
     run<true>(space, pack_units, send.data());
-    if (stage && send.extent(0) > 0) Kokkos::deep_copy(space, host_send, send);
+    if (phases) {
+      space.fence();
+      phases->pack += lap.next();
+    }
+    if (stage && send.extent(0) > 0) {
+      Kokkos::deep_copy(space, host_send, send);
+      if (phases) {
+        space.fence();
+        phases->to_host += lap.next();
+      }
+    }
     // MPI reads the buffer next, and the direct copies' ghosts are the
     // caller's once wait() returns: only this instance's work must be done.
     space.fence();
@@ -155,9 +190,17 @@ struct SpaceImpl final : PackedTransport::Impl {
     // Every block sent to itself or without a partner: nothing to unpack.
     if (unpack_units.extent(0) == 0) return;
     const Space space = on(exchange_space);
-    if (stage) Kokkos::deep_copy(space, recv, host_recv);
+    Lap lap(phases != nullptr);
+    if (stage) {
+      Kokkos::deep_copy(space, recv, host_recv);
+      if (phases) {
+        space.fence();
+        phases->to_device += lap.next();
+      }
+    }
     run<false>(space, unpack_units, recv.data());
     space.fence();
+    if (phases) phases->unpack += lap.next();
   }
 };
 
@@ -425,24 +468,41 @@ PackedTransport::~PackedTransport() = default;
 // the pack kernel has done the whole exchange: the operation never runs.
 void PackedTransport::start(const execution_space& space) {
   impl_->pack(space);
-  if (impl_->collective) impl_->operation.start();
+  if (impl_->collective) {
+    Lap lap(impl_->phases != nullptr);
+    impl_->operation.start();
+    if (impl_->phases) impl_->phases->mpi += lap.next();
+  }
   impl_->done = false;
 }
 
 bool PackedTransport::test(const execution_space& space) {
   if (impl_->done) return true;
-  if (impl_->collective && !impl_->operation.test()) return false;
+  if (impl_->collective) {
+    Lap lap(impl_->phases != nullptr);
+    const bool complete = impl_->operation.test();
+    if (impl_->phases) impl_->phases->mpi += lap.next();
+    if (!complete) return false;
+  }
   impl_->unpack(space);
   impl_->done = true;
+  if (impl_->phases) ++impl_->phases->exchanges;
   return true;
 }
 
 void PackedTransport::wait(const execution_space& space) {
   if (impl_->done) return;
-  if (impl_->collective) impl_->operation.wait();
+  if (impl_->collective) {
+    Lap lap(impl_->phases != nullptr);
+    impl_->operation.wait();
+    if (impl_->phases) impl_->phases->mpi += lap.next();
+  }
   impl_->unpack(space);
   impl_->done = true;
+  if (impl_->phases) ++impl_->phases->exchanges;
 }
+
+void PackedTransport::time_phases(HaloPhaseTimes* sink) { impl_->phases = sink; }
 
 bool PackedTransport::staged() const { return impl_->stage; }
 

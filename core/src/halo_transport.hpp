@@ -32,6 +32,8 @@ public:
   /// Completes, unpacks on `space` and fences it.
   void wait(const execution_space& space);
 
+  /// Phase times go to `sink` (null: none, no fences between phases).
+  void time_phases(HaloPhaseTimes* sink);
   bool staged() const;
   int direct_blocks() const;
   const iso::Operation& operation() const;

@@ -11,7 +11,8 @@
 // start(space) with test() polling, and the simulation of device memory
 // (core::simulate_device_memory): packed chosen and host-staged, datatypes
 // refused, validate/run_naive/compare and HDF5 readback through host mirrors,
-// all with the same bytes as the plain host path.
+// all with the same bytes as the plain host path; and the packed transport's
+// phase timing (HaloExchange::time_phases).
 #include "grid_test_support.hpp"
 
 #include "isostencil/core/host_mirror.hpp"
@@ -19,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -245,6 +247,69 @@ TEST(GridTransport, StartOnAnInstanceAndPollTest) {
                     std::to_string(polls) + " polls): " + error;
     }
   }
+  EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
+}
+
+// Phase timing (HaloExchange::time_phases): the ghosts are as without it; the
+// phases are disjoint parts of each exchange (their sum at most the exchanges'
+// wall time, measured around run() here), counted once per exchange; the
+// staging copies are timed where the buffers are staged and a block leaves
+// the rank (simulated device memory), and 0 where not (host memory, or every
+// block to the rank itself); off again, nothing more is added. Refused for
+// datatypes and while in flight.
+TEST(GridTransport, PhaseTimingAddsUpAndLeavesTheGhostsAlone) {
+  using Clock = std::chrono::steady_clock;
+  const int world = iso_test::world_size();
+  Grid<3> grid(MPI_COMM_WORLD, {4L * world, 5, 4}, {true, true, true}, Stencil::box(3, 1));
+  auto field = grid.make_field<double>("u");
+  std::string failures;
+  for (bool staged : {false, true}) {
+    std::unique_ptr<SimulatedDevice> simulated;
+    if (staged) simulated = std::make_unique<SimulatedDevice>();
+    HaloOptions options;
+    options.transport = HaloTransport::packed;
+    auto halo = grid.halo_exchange(field, options);
+    const bool travels = halo.direct_blocks() < halo.directions().size();
+    const std::string label = std::string("\n  ") + (staged ? "staged" : "host memory") + ": ";
+    if (halo.host_staged() != staged) failures += label + "host_staged() is " + std::to_string(halo.host_staged());
+    isostencil::core::HaloPhaseTimes sink;
+    halo.time_phases(&sink);
+    double wall = 0;
+    for (int repeat = 0; repeat < 3; ++repeat) {
+      const std::uint64_t salt = seed + 40 + static_cast<std::uint64_t>(repeat);
+      fill_by_global_index(grid, field, salt);
+      Kokkos::fence();
+      const Clock::time_point start = Clock::now();
+      halo.run();
+      wall += std::chrono::duration<double>(Clock::now() - start).count();
+      const std::string error = check_after_exchange(grid, field, salt);
+      if (!error.empty()) failures += label + error;
+    }
+    if (sink.exchanges != 3) failures += label + std::to_string(sink.exchanges) + " exchanges counted, not 3";
+    if (!(sink.pack > 0) || sink.to_host < 0 || sink.mpi < 0 || sink.to_device < 0 || sink.unpack < 0)
+      failures += label + "a phase took no time or negative time";
+    if (sink.sum() > wall)
+      failures += label + "phases " + std::to_string(sink.sum()) + " s exceed the exchanges' " + std::to_string(wall);
+    if (staged && travels && !(sink.to_host > 0 && sink.to_device > 0 && sink.mpi > 0))
+      failures += label + "staged, yet copies of " + std::to_string(sink.to_host) + " and " +
+                  std::to_string(sink.to_device) + " s, MPI " + std::to_string(sink.mpi) + " s";
+    if ((!staged || !travels) && sink.staging() != 0)
+      failures += label + "nothing staged, yet " + std::to_string(sink.staging()) + " s of copies";
+    if (!travels && sink.mpi != 0) failures += label + "no block leaves the rank, yet MPI time";
+    halo.time_phases(nullptr);
+    const isostencil::core::HaloPhaseTimes before = sink;
+    halo.run();
+    if (sink.exchanges != before.exchanges || sink.sum() != before.sum())
+      failures += label + "timing off, yet the sink changed";
+    halo.start();
+    EXPECT_THROW(halo.time_phases(&sink), iso::Error);
+    halo.wait();
+  }
+  HaloOptions datatypes;
+  datatypes.transport = HaloTransport::datatypes;
+  auto plain = grid.halo_exchange(field, datatypes);
+  isostencil::core::HaloPhaseTimes sink;
+  EXPECT_THROW(plain.time_phases(&sink), iso::Error);
   EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
 }
 

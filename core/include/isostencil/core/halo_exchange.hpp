@@ -55,6 +55,23 @@ struct HaloOptions : iso::HaloOptions {
   HaloOptions(const iso::HaloOptions& options) : iso::HaloOptions(options) {}  // NOLINT: implicit on purpose
 };
 
+/// Seconds the packed transport spent in each of its phases, summed over the
+/// exchanges completed while a HaloExchange wrote here (time_phases). Each
+/// phase is timed between fences of the exchange's instance, so the phases
+/// are disjoint parts of the exchange and sum to at most its time. The
+/// staging copies (to_host, to_device) run only where the buffers go through
+/// host mirrors (host_staged()); elsewhere they stay 0.
+struct HaloPhaseTimes {
+  double pack = 0;       ///< pack kernel (blocks to itself included)
+  double to_host = 0;    ///< send buffer, device -> host mirror
+  double mpi = 0;        ///< inside the collective's start, test and wait
+  double to_device = 0;  ///< receive buffer, host mirror -> device
+  double unpack = 0;     ///< unpack kernel
+  long exchanges = 0;    ///< exchanges completed
+  double staging() const { return to_host + to_device; }
+  double sum() const { return pack + to_host + mpi + to_device + unpack; }
+};
+
 /// The neighborhood, blocks and options shared by a grid's exchanges.
 using HaloPattern = iso::HaloPattern;
 
@@ -158,6 +175,12 @@ public:
   HaloTransport transport() const { return transport_; }
   /// packed: the buffers go through host mirrors around MPI.
   bool host_staged() const;
+  /// packed: adds each later exchange's phase times to `*sink` (kept by
+  /// pointer; it must outlive the timing), at the cost of a fence between
+  /// phases; nullptr (the default) turns timing off, and with it those
+  /// fences. Throws iso::Error for the datatype transport (one MPI call, no
+  /// phases) and while an exchange is in flight.
+  void time_phases(HaloPhaseTimes* sink);
   /// packed: the blocks this process sends itself, copied by the pack kernel
   /// straight from interior to ghosts (0 for datatypes).
   int direct_blocks() const;
