@@ -403,9 +403,6 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
   if (geometry_.directions.size() == 0 && geometry_.neighborhood.dims() != d)
     geometry_.neighborhood = OffsetList(d, {});
   neighborhood_ = std::make_unique<Neighborhood>(cart, geometry_.neighborhood, NeighborhoodOptions{options_.verify});
-  MPI_Comm naive = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
-  naive_comm_ = Comm(naive);
 }
 
 HaloPattern::~HaloPattern() = default;
