@@ -163,8 +163,8 @@ public:
   /// The communicator of the reference exchange: the neighborhood's. The
   /// reference runs collective calls only, which never match the
   /// operations' point-to-point messages, so it needs no duplicate of its
-  /// own (a duplicate per pattern cost a third of a small grid's set-up,
-  /// docs/results/petsc-small).
+  /// own (a duplicate per pattern was a context-id agreement in every grid's
+  /// set-up, docs/results/petsc-small).
   MPI_Comm naive_comm() const { return neighborhood_->comm(); }
   /// How many processes away the ghosts come from, per dimension: the
   /// largest |e_j| over the directions (1 for a halo no wider than the
