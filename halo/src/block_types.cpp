@@ -308,11 +308,39 @@ bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out)
     out.insert(out.end(), {0, handle_word(block.type)});
     return true;
   }
-  if (!flatten(facts)) return false;
   const TypeInfo info = type_info(block.type);
+  if (describe_subarray(facts, info, out)) return true;
+  if (!flatten(facts)) return false;
   out.insert(out.end(), {1, facts.size, info.extent, info.true_lb, info.true_extent, handle_word(facts.element),
                          handle_word(leaf(block)), static_cast<std::int64_t>(facts.runs.size())});
   for (const Run& run : facts.runs) out.insert(out.end(), {run.address, run.bytes});
+  return true;
+}
+
+// A subarray of a dense predefined type is determined by its constructor's
+// arguments, so those describe it: no flattening, and no duplicated inner
+// types from MPI_Type_get_contents, for the dozens of subarrays a grid's
+// exchange hands over (docs/results/petsc-small). Its row count must stay
+// within the run budget, so that such a key still means a flattenable type.
+bool TypeFacts::describe_subarray(Facts& facts, const TypeInfo& info, std::vector<std::int64_t>& out) {
+  const Contents c(facts.type);
+  if (c.combiner != MPI_COMBINER_SUBARRAY || c.types.size() != 1 || c.ints.empty()) return false;
+  const MPI_Datatype old = c.types[0];
+  int integers = 0, addresses = 0, count = 0, combiner = 0;
+  ISO_MPI_CHECK(MPI_Type_get_envelope(old, &integers, &addresses, &count, &combiner));
+  if (combiner != MPI_COMBINER_NAMED) return false;
+  const TypeInfo element = type_info(old);
+  if (element.size != element.extent || element.true_lb != 0) return false;
+  const int n = c.ints[0];
+  const bool c_order = c.ints[static_cast<std::size_t>(1 + 3 * n)] == MPI_ORDER_C;
+  std::size_t rows = 1;
+  for (int k = 0; k < n; ++k)
+    if (k != (c_order ? n - 1 : 0)) rows *= static_cast<std::size_t>(c.ints[static_cast<std::size_t>(1 + n + k)]);
+  if (rows > run_budget) return false;
+  if (!facts.leaf_known) facts.leaf = old, facts.leaf_known = true;
+  out.insert(out.end(), {2, facts.size, info.extent, info.true_lb, info.true_extent, handle_word(facts.element),
+                         handle_word(old), static_cast<std::int64_t>(c.ints.size())});
+  out.insert(out.end(), c.ints.begin(), c.ints.end());
   return true;
 }
 

@@ -403,9 +403,6 @@ HaloPattern::HaloPattern(const char* where, MPI_Comm cart, std::vector<int> inte
   if (geometry_.directions.size() == 0 && geometry_.neighborhood.dims() != d)
     geometry_.neighborhood = OffsetList(d, {});
   neighborhood_ = std::make_unique<Neighborhood>(cart, geometry_.neighborhood, NeighborhoodOptions{options_.verify});
-  MPI_Comm naive = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Comm_dup(neighborhood_->comm(), &naive));
-  naive_comm_ = Comm(naive);
 }
 
 HaloPattern::~HaloPattern() = default;
@@ -449,17 +446,22 @@ void HaloExchange::bind(const char* where) {
   const int nfields = static_cast<int>(fields_.size());
   const std::vector<int> extent = layout_.extent();
   std::vector<int> counts(s, 1);
-  std::vector<MPI_Aint> displacements(s, 0);
   std::vector<MPI_Datatype> send_types(s), recv_types(s);
   std::vector<MPI_Aint> addresses(nfields);
   for (int f = 0; f < nfields; ++f) ISO_MPI_CHECK(MPI_Get_address(fields_[f], &addresses[f]));
   // Every type is owned by types_ from its creation on, so a failure below
   // frees all of them (a throwing constructor runs no destructor).
+  // One field: the block's subarray itself, placed at the field's address
+  // by its displacement (a struct around it would cost its creation and a
+  // duplicate of the subarray in every look into it).
   auto block_type = [&](const HaloPattern::Block& block) {
     types_.reserve(types_.size() + 1);
     MPI_Datatype type = MPI_DATATYPE_NULL;
     if (block_bytes(block) == 0) {
       ISO_MPI_CHECK(MPI_Type_contiguous(0, MPI_BYTE, &type));
+    } else if (nfields == 1) {
+      ISO_MPI_CHECK(MPI_Type_create_subarray(d, extent.data(), block.size.data(), block.start.data(), MPI_ORDER_C,
+                                             layout_.element, &type));
     } else {
       MPI_Datatype box = MPI_DATATYPE_NULL;
       ISO_MPI_CHECK(MPI_Type_create_subarray(d, extent.data(), block.size.data(), block.start.data(), MPI_ORDER_C,
@@ -475,12 +477,15 @@ void HaloExchange::bind(const char* where) {
     return type;
   };
   try {
+    std::vector<MPI_Aint> send_displacements(s, 0), recv_displacements(s, 0);
     for (int i = 0; i < s; ++i) {
       send_types[i] = block_type(pattern.send_block(i));
       recv_types[i] = block_type(pattern.recv_block(i));
+      if (nfields == 1 && block_bytes(pattern.send_block(i)) > 0) send_displacements[i] = addresses[0];
+      if (nfields == 1 && block_bytes(pattern.recv_block(i)) > 0) recv_displacements[i] = addresses[0];
     }
-    operation_ = alltoallw_init(pattern.neighborhood(), MPI_BOTTOM, counts.data(), displacements.data(),
-                                send_types.data(), MPI_BOTTOM, counts.data(), displacements.data(), recv_types.data(),
+    operation_ = alltoallw_init(pattern.neighborhood(), MPI_BOTTOM, counts.data(), send_displacements.data(),
+                                send_types.data(), MPI_BOTTOM, counts.data(), recv_displacements.data(), recv_types.data(),
                                 OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
   } catch (...) {
     operation_ = Operation();

@@ -170,6 +170,9 @@ private:
     std::vector<Run> runs;
   };
   Facts& of(const BlockDesc& block);
+  // describe() of a subarray of a predefined type, by its arguments; false
+  // for any other type.
+  bool describe_subarray(Facts& facts, const TypeInfo& info, std::vector<std::int64_t>& out);
   // The type's byte runs, flattened on first use; false when it does not flatten.
   bool flatten(Facts& facts);
   std::deque<Facts> known_;  // stable references

@@ -277,6 +277,33 @@ TEST_F(BadArguments, NullDatatype) {
                    MPI_INT);
 }
 
+// agree_on_errors with a fingerprint answers both questions in one
+// allreduce: an argument error wins over a fingerprint mismatch, and the
+// reported error is the lowest erring rank's, whichever ranks err.
+TEST(CollectivesBadInput, FingerprintAgreementNamesTheLowestErringRank) {
+  const int p = world_size(), rank = world_rank();
+  auto agree = [&](const std::string& local, std::uint64_t print) {
+    return error_of([&] { iso::agree_on_errors(MPI_COMM_WORLD, "agree", local, print, "the values"); });
+  };
+  EXPECT_TRUE(all_ranks(agree("", 42).empty()));
+  if (p > 1) {
+    const std::string message = agree("", rank == p - 1 ? 43 : 42);
+    expect_same_error_everywhere(message, "fingerprint mismatch", {"differ between ranks"});
+    EXPECT_NE(message.find("agree: the values differ between ranks"), std::string::npos) << message;
+  }
+  // Errors on every rank from 1 up (rank 0 alone at one process), with
+  // differing fingerprints as well: the lowest erring rank's message.
+  const int lowest = p > 1 ? 1 : 0;
+  const std::string both =
+      agree(rank >= lowest ? "bad " + std::to_string(rank) : std::string(), static_cast<std::uint64_t>(rank));
+  const std::string want = "agree: rank " + std::to_string(lowest) + ": bad " + std::to_string(lowest);
+  expect_same_error_everywhere(both, "errors on several ranks", {"bad"});
+  EXPECT_EQ(both, want);
+  // An error on the highest rank alone.
+  const std::string last = agree(rank == p - 1 ? "last" : std::string(), 7);
+  EXPECT_EQ(last, "agree: rank " + std::to_string(p - 1) + ": last");
+}
+
 // A neighborhood where every rank is its own partner twice (offsets +-P on a
 // periodic ring of P processes; at P <= 2 the +-1 partners coincide too):
 // Algorithm::mpi delivers block i from source i whether or not the MPI

@@ -266,6 +266,67 @@ TEST(CollectivesSetupCache, DerivedDatatypesAreKeyedByLayoutNotHandle) {
   expect_everywhere(failure, "derived datatypes");
 }
 
+// Subarrays of a predefined type are keyed by their constructor's arguments
+// (as a grid's halo exchange makes them): the same arguments under a new
+// handle reuse the plan, other starts or sizes (C or Fortran order) do not,
+// and every round delivers what the straightforward definition says.
+TEST(CollectivesSetupCache, SubarraysAreKeyedByTheirArguments) {
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(2), {true, true});
+  iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(2, 1));
+  const int s = nbh.size();
+  const int sizes[2] = {4, 6};
+  constexpr int span = 24;  // ints per block: the whole 4 x 6 array
+  struct Box {
+    int subsizes[2], starts[2], order;
+  };
+  const std::vector<Box> boxes = {{{2, 3}, {1, 2}, MPI_ORDER_C},       {{2, 3}, {1, 1}, MPI_ORDER_C},
+                                  {{3, 2}, {1, 2}, MPI_ORDER_C},       {{2, 3}, {1, 2}, MPI_ORDER_FORTRAN},
+                                  {{2, 3}, {1, 2}, MPI_ORDER_C}};
+  const bool reused[] = {false, false, false, false, true};
+  iso::clear_setup_caches();
+  std::string failure;
+  for (std::size_t round = 0; round < boxes.size() && failure.empty(); ++round) {
+    const Box& box = boxes[round];
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Type_create_subarray(2, sizes, box.subsizes, box.starts, box.order, MPI_INT, &type);
+    MPI_Type_commit(&type);
+    // The ints the box covers, in type-map order, worked out here.
+    std::vector<int> covered;
+    for (int a = 0; a < box.subsizes[0]; ++a)
+      for (int b = 0; b < box.subsizes[1]; ++b)
+        covered.push_back(box.order == MPI_ORDER_C ? (box.starts[0] + a) * sizes[1] + box.starts[1] + b
+                                                   : (box.starts[0] + a) + (box.starts[1] + b) * sizes[0]);
+    if (box.order != MPI_ORDER_C) std::sort(covered.begin(), covered.end());
+    std::vector<int> send(static_cast<std::size_t>(s * span), 0), recv(send.size(), absent);
+    for (int i = 0; i < s; ++i)
+      for (std::size_t e = 0; e < covered.size(); ++e)
+        send[static_cast<std::size_t>(i * span + covered[e])] = code(static_cast<int>(round), nbh.rank(), i, static_cast<int>(e));
+    const iso::SetupCacheCounts before = iso::setup_cache_counts();
+    {
+      iso::Operation op = iso::alltoall_init(nbh, send.data(), 1, type, recv.data(), 1, type,
+                                             with(iso::Algorithm::torus));
+      op.run();
+    }
+    const iso::SetupCacheCounts after = iso::setup_cache_counts();
+    MPI_Type_free(&type);
+    if ((after.plan_hits == before.plan_hits + 1) != reused[round])
+      failure = "box " + std::to_string(round) +
+                (reused[round] ? ": the same arguments under a new handle were not reused" : ": other arguments reused a plan");
+    for (int i = 0; i < s && failure.empty(); ++i)
+      for (int k = 0; k < span; ++k) {
+        const auto e = std::find(covered.begin(), covered.end(), k) - covered.begin();
+        const int expected = e < static_cast<long>(covered.size())
+                                 ? code(static_cast<int>(round), nbh.source_rank(i), i, static_cast<int>(e))
+                                 : absent;
+        if (recv[static_cast<std::size_t>(i * span + k)] != expected)
+          failure = "box " + std::to_string(round) + ", block " + std::to_string(i) + ", int " + std::to_string(k) +
+                    ": got " + std::to_string(recv[static_cast<std::size_t>(i * span + k)]) + ", expected " +
+                    std::to_string(expected);
+      }
+  }
+  expect_everywhere(failure, "subarrays");
+}
+
 TEST(CollectivesSetupCache, NeighborhoodsWithTheSameOffsetsShareSchedules) {
   iso::CartComm cart(MPI_COMM_WORLD, dims_create(3), {true, true, false});
   iso::clear_setup_caches();
