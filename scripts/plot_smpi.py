@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Plots the CSVs of `scripts/smpi.sh paper`: simulated time a call against block size.
+
+One panel per (CSV, operation, dimension d): one line per contender (linear,
+torus, direct, auto, ...), time a call over block size, both on log scales;
+the title gives the platform, the simulated ranks and the neighbors. Several
+CSVs (platforms, rank counts, operations) go side by side in one figure.
+
+    python3 scripts/plot_smpi.py docs/results/smpi/paper/paper-*.csv -o paper.png
+
+Needs matplotlib (Debian: python3-matplotlib). When the python3 on PATH lacks
+it, the script re-runs itself with /usr/bin/python3.
+"""
+
+import argparse
+import csv
+import os
+import sys
+from collections import defaultdict
+
+try:
+    import matplotlib
+except ImportError:
+    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    sys.exit("plot_smpi.py: needs matplotlib (apt-get install python3-matplotlib)")
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+STYLE = {"linear": ("tab:gray", "o"), "torus": ("tab:blue", "s"), "direct": ("tab:green", "^"),
+         "basis": ("tab:purple", "v"), "auto": ("tab:red", "*")}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("csv", nargs="+")
+    parser.add_argument("-o", "--out", required=True, help="PNG to write")
+    args = parser.parse_args()
+
+    # (platform, ranks, operation, d, neighbors) -> contender -> [(size, us)]
+    panels = defaultdict(lambda: defaultdict(list))
+    for path in args.csv:
+        rows = list(csv.DictReader(open(path)))
+        if not rows:
+            sys.exit(f"plot_smpi.py: {path} has no rows")
+        for r in rows:
+            if r["status"] != "ok":
+                continue
+            key = (r.get("platform", "?"), int(r["np"]), r["operation"], int(r["dims"]), int(r["neighbors"]))
+            panels[key][r["contender"]].append((int(r["size_bytes"]), float(r["median_us"])))
+    if not panels:
+        sys.exit("plot_smpi.py: no point with status ok")
+
+    keys = sorted(panels)
+    columns = min(4, len(keys))
+    rows_n = (len(keys) + columns - 1) // columns
+    fig, axes = plt.subplots(rows_n, columns, figsize=(4.2 * columns, 3.4 * rows_n), squeeze=False)
+    for ax, key in zip(axes.flat, keys):
+        platform, ranks, operation, d, neighbors = key
+        for contender, points in sorted(panels[key].items()):
+            points.sort()
+            color, marker = STYLE.get(contender, (None, "x"))
+            ax.plot([p[0] for p in points], [p[1] for p in points], marker=marker, color=color,
+                    label=contender, markersize=9 if marker == "*" else 5,
+                    linestyle=":" if contender == "auto" else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{platform}, {ranks} ranks\n{operation}, Moore d={d} ({neighbors} neighbors)", fontsize=8)
+        ax.set_xlabel("block bytes (alltoallw: m)" if operation == "alltoallw" else "block bytes", fontsize=8)
+        ax.set_ylabel("simulated us a call", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(keys):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.savefig(args.out, dpi=110)
+    print(f"plot_smpi.py: {args.out} ({len(keys)} panels)")
+
+
+if __name__ == "__main__":
+    main()
