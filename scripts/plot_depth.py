@@ -8,24 +8,17 @@ same scale.
 
     python3 scripts/plot_depth.py depth.csv -o depth.png
 
-Needs matplotlib (Debian: python3-matplotlib). When the python3 on PATH lacks
-it, the script re-runs itself with /usr/bin/python3.
+Needs matplotlib (Debian: python3-matplotlib; scripts/plot_setup.py).
 """
 
 import argparse
 import csv
-import os
 import sys
 from collections import defaultdict
 
-try:
-    import matplotlib
-except ImportError:
-    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    sys.exit("plot_depth.py: needs matplotlib (apt-get install python3-matplotlib)")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import pyplot
+
+plt = pyplot("plot_depth.py")
 
 
 def main():

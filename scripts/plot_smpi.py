@@ -8,24 +8,17 @@ CSVs (platforms, rank counts, operations) go side by side in one figure.
 
     python3 scripts/plot_smpi.py docs/results/smpi/paper/paper-*.csv -o paper.png
 
-Needs matplotlib (Debian: python3-matplotlib). When the python3 on PATH lacks
-it, the script re-runs itself with /usr/bin/python3.
+Needs matplotlib (Debian: python3-matplotlib; scripts/plot_setup.py).
 """
 
 import argparse
 import csv
-import os
 import sys
 from collections import defaultdict
 
-try:
-    import matplotlib
-except ImportError:
-    if os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3") and os.path.exists("/usr/bin/python3"):
-        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-    sys.exit("plot_smpi.py: needs matplotlib (apt-get install python3-matplotlib)")
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_setup import pyplot
+
+plt = pyplot("plot_smpi.py")
 
 STYLE = {"linear": ("tab:gray", "o"), "torus": ("tab:blue", "s"), "direct": ("tab:green", "^"),
          "basis": ("tab:purple", "v"), "auto": ("tab:red", "*")}
