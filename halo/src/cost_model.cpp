@@ -218,6 +218,7 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
   auto copy_seconds = [&](BlockRef to) {
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
+  std::vector<BlockRef> merged;
   for (const ExecutionStep& step : execution_steps(schedule, ports, self_rank)) {
     double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
     double first = model.delta;  // what the message whose start-up counts would add as a further one
@@ -236,12 +237,16 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     };
     for (int r = step.first; r < step.last; ++r) {
       const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
-      if (is_local_round(round, self_rank)) {
+      if (is_local_round(round, self_rank))
         for (BlockRef to : round.recv) local += copy_seconds(to);
-        continue;
-      }
-      if (round.send_rank >= 0) message(round.send, sends, sent, sent_extra);
-      if (round.recv_rank >= 0) message(round.recv, receives, received, received_extra);
+    }
+    // Priced as posted: the rounds of one partner in one message.
+    for (const StepMessage& posted : step_messages(schedule, step, self_rank)) {
+      const std::vector<BlockRef>& refs = step_message_entries(schedule, posted, merged);
+      if (posted.sending)
+        message(refs, sends, sent, sent_extra);
+      else
+        message(refs, receives, received, received_extra);
     }
     if (step.copies)
       for (const LocalCopy& copy : schedule.copies) local += copy_seconds(copy.to);

@@ -450,14 +450,25 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   std::size_t entries = plan.copies.size();
   for (const Round& round : plan.rounds) entries += round.send.size();
   out.moves.reserve(entries);
+  const std::vector<BlockRef> none;
+  std::vector<BlockRef> merged;
   for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
     out.step_begin.push_back(static_cast<int>(out.messages.size()));
     out.move_begin.push_back(static_cast<int>(out.moves.size()));
     out.unpack_begin.push_back(static_cast<int>(out.unpacks.size()));
     for (int r = step.first; r < step.last; ++r) {
       const Round& round = plan.rounds[static_cast<std::size_t>(r)];
-      if (is_local_round(round, self) && add_moves(round.send, round.recv)) continue;
-      add_messages(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
+      if (is_local_round(round, self) && !add_moves(round.send, round.recv))
+        add_messages(round.send, round.send_rank, round.recv, round.recv_rank, round.index);
+    }
+    // One message per partner and direction (step_messages): the rounds'
+    // entries in round order, which is the order the partner lists them in.
+    for (const StepMessage& message : step_messages(plan, step, self)) {
+      const std::vector<BlockRef>& listed = step_message_entries(plan, message, merged);
+      if (message.sending)
+        add_messages(listed, message.peer, none, -1, message.round_index);
+      else
+        add_messages(none, -1, listed, message.peer, message.round_index);
     }
     if (step.copies) {
       std::vector<BlockRef> from, to;

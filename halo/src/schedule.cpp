@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace iso {
@@ -90,6 +91,44 @@ long Schedule::blocks_sent() const {
   long n = 0;
   for (const Round& round : rounds) n += static_cast<long>(round.send.size());
   return n;
+}
+
+std::vector<StepMessage> step_messages(const Schedule& schedule, const ExecutionStep& step, int self_rank) {
+  std::vector<StepMessage> receives, sends;
+  // Per direction, the message of each partner so far (a step of linear
+  // has up to s rounds).
+  std::unordered_map<int, std::size_t> from, to;
+  auto add = [&](std::vector<StepMessage>& list, std::unordered_map<int, std::size_t>& of, bool sending, int peer,
+                 int r) {
+    if (schedule.merges_partners) {
+      const auto [at, fresh] = of.emplace(peer, list.size());
+      if (!fresh) {
+        list[at->second].rounds.push_back(r);
+        return;
+      }
+    }
+    list.push_back({sending, peer, schedule.rounds[static_cast<std::size_t>(r)].index, {r}});
+  };
+  for (int r = step.first; r < step.last; ++r) {
+    const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
+    if (is_local_round(round, self_rank)) continue;
+    if (round.recv_rank >= 0 && !round.recv.empty()) add(receives, from, false, round.recv_rank, r);
+    if (round.send_rank >= 0 && !round.send.empty()) add(sends, to, true, round.send_rank, r);
+  }
+  receives.insert(receives.end(), sends.begin(), sends.end());
+  return receives;
+}
+
+const std::vector<BlockRef>& step_message_entries(const Schedule& schedule, const StepMessage& message,
+                                                  std::vector<BlockRef>& scratch) {
+  auto entries_of = [&](int r) -> const std::vector<BlockRef>& {
+    const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
+    return message.sending ? round.send : round.recv;
+  };
+  if (message.rounds.size() == 1) return entries_of(message.rounds.front());
+  scratch.clear();
+  for (int r : message.rounds) scratch.insert(scratch.end(), entries_of(r).begin(), entries_of(r).end());
+  return scratch;
 }
 
 namespace {
@@ -293,7 +332,7 @@ Schedule start_schedule(const OffsetList& offsets, const Routes& routes, Algorit
     schedule.rounds[r].index = static_cast<int>(r);
     schedule.rounds[r].shift = routes.shifts[r];
   }
-  (void)here;
+  schedule.merges_partners = here.all_periodic();
   return schedule;
 }
 

@@ -265,9 +265,10 @@ TEST(CostModelPredict, ExecutionStepsByHand) {
   const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
   const iso::BlockBytes bytes = uniform_bytes(8, 8, iso::Collective::alltoall);
   auto predict_steps = [&](const iso::CartGeometry& grid, std::vector<int> coords, iso::Algorithm algorithm,
-                           int self, const iso::CostModel& model) {
-    return iso::predict_execution_seconds(
-        model, iso::build_schedule(moore, grid, coords.data(), algorithm, iso::Collective::alltoall), bytes, self);
+                           int self, const iso::CostModel& model, bool merged = true) {
+    iso::Schedule schedule = iso::build_schedule(moore, grid, coords.data(), algorithm, iso::Collective::alltoall);
+    schedule.merges_partners = schedule.merges_partners && merged;
+    return iso::predict_execution_seconds(model, schedule, bytes, self);
   };
   const iso::CartGeometry torus{{4, 4}, {true, true}};
   // Torus, 4x4: two steps, each 2 messages of 3 blocks (24 B) each way:
@@ -276,21 +277,29 @@ TEST(CostModelPredict, ExecutionStepsByHand) {
   // Linear: one step of 8 one-block messages, as the native collective:
   // a + 7 dl + 64 b + 16 g = 6.164e-6.
   expect_close(predict_steps(torus, {1, 2}, iso::Algorithm::linear, 6, hand_model()), 6.164e-6, "linear 4x4");
-  // A 2x1 grid, rank 0: dimension 1 leads back to the process itself. Torus:
-  // the dimension-0 step as above (2.748e-6), then 6 blocks copied locally,
-  // 6 (8 b + 2 g) = 1.248e-6: 3.996e-6. Without a rank every round is a
-  // message: 5.496e-6.
+  // A 2x1 grid, rank 0: dimension 1 leads back to the process itself, and
+  // both rounds of dimension 0 to rank 1, which get one message each way
+  // of 6 blocks: a + 48 b + 12 g = 2.248e-6. Then 6 blocks copied locally,
+  // 6 (8 b + 2 g) = 1.248e-6: 3.496e-6. Without a rank the rounds of
+  // dimension 1 are a message to rank 0 as well: 2 x 2.248e-6.
   const iso::CartGeometry two{{2, 1}, {true, true}};
-  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, hand_model()), 3.996e-6, "torus 2x1");
-  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, -1, hand_model()), 5.496e-6, "torus 2x1 no rank");
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, hand_model()), 3.496e-6, "torus 2x1");
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, -1, hand_model()), 4.496e-6, "torus 2x1 no rank");
+  // A message per round (as before merging): 2 of 3 blocks each way,
+  // a + dl + 48 b + 12 g = 2.748e-6, then the copies: 3.996e-6.
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, hand_model(), false), 3.996e-6,
+               "torus 2x1 unmerged");
   // Copies at their own rate, beta_copy 1e-10: 6 (8e-10 + 2 g) = 1.2048e-6.
   iso::CostModel copying = hand_model();
   copying.beta_copy = 1e-10;
-  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, copying), 2.748e-6 + 1.2048e-6, "torus 2x1 copy");
-  // Linear on 2x1: offsets (+-1, *) reach rank 1 (6 messages of 8 B), (0, +-1)
-  // rank 0 itself (2 copies): a + 5 dl + 48 b + 12 g + 2 (8 b + 2 g)
-  // = 1e-6 + 2.5e-6 + 4.8e-8 + 1.2e-6 + 4.16e-7 = 5.164e-6.
-  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::linear, 0, hand_model()), 5.164e-6, "linear 2x1");
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::torus, 0, copying), 2.248e-6 + 1.2048e-6, "torus 2x1 copy");
+  // Linear on 2x1: offsets (+-1, *) reach rank 1 (6 rounds, one message of
+  // 48 B each way), (0, +-1) rank 0 itself (2 copies):
+  // a + 48 b + 12 g + 2 (8 b + 2 g) = 2.248e-6 + 4.16e-7 = 2.664e-6; a
+  // message per round: a + 5 dl + 48 b + 12 g + 4.16e-7 = 5.164e-6.
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::linear, 0, hand_model()), 2.664e-6, "linear 2x1");
+  expect_close(predict_steps(two, {0, 0}, iso::Algorithm::linear, 0, hand_model(), false), 5.164e-6,
+               "linear 2x1 unmerged");
   // Two regimes: blocks of 2048 B, limit 4096, torus messages of 6144 B go
   // rendezvous: per 4x4 step 4e-6 + dl + 2 * 6144 * 5e-10 + 12 g
   // = 4e-6 + 5e-7 + 6.144e-6 + 1.2e-6 = 1.1844e-5; two steps 2.3688e-5.
@@ -441,10 +450,12 @@ TEST(CostModelPredict, RendezvousTermsOrderTheAlgorithmsAsMeasured) {
   const iso::CartGeometry two{{2, 1, 1}, {true, true, true}};
   const std::vector<int> coords{0, 0, 0};
   iso::CostModel model = iso::CostModel::builtin();
+  // Priced as measured then: a message per round (both rounds of dimension
+  // 0 lead to rank 1, which now get one message: schedules.md).
   auto predict_at = [&](iso::Algorithm algorithm, long block) {
-    return iso::predict_execution_seconds(
-        model, iso::build_schedule(moore, two, coords.data(), algorithm, iso::Collective::alltoall),
-        uniform_bytes(26, block, iso::Collective::alltoall), 0);
+    iso::Schedule schedule = iso::build_schedule(moore, two, coords.data(), algorithm, iso::Collective::alltoall);
+    schedule.merges_partners = false;
+    return iso::predict_execution_seconds(model, schedule, uniform_bytes(26, block, iso::Collective::alltoall), 0);
   };
   for (long block : {512L, 4096L, 8192L})
     EXPECT_LT(predict_at(iso::Algorithm::torus, block), predict_at(iso::Algorithm::linear, block)) << block;

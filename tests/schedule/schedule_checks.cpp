@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 
@@ -301,8 +302,54 @@ std::string steps_violation(const Schedule& schedule, int rank, int ports) {
   return {};
 }
 
+/// The messages the steps post (iso::step_messages) pair up across the
+/// grid: each send of x to p, tagged with its first round, meets a receive
+/// at p from x with that tag, made of the same rounds (so of entries that
+/// pair one to one), and no two messages of a step in one direction share a
+/// partner where the schedule merges partners. Empty when all hold.
+std::string step_messages_violation(const std::vector<Schedule>& all, int ports) {
+  // (rank, peer, tag, sending) -> the global indices of the message's rounds
+  std::map<std::tuple<int, int, int, bool>, std::vector<int>> posted;
+  for (std::size_t rank = 0; rank < all.size(); ++rank) {
+    const Schedule& schedule = all[rank];
+    for (const iso::ExecutionStep& step : iso::execution_steps(schedule, ports, static_cast<int>(rank))) {
+      std::set<std::pair<int, bool>> partners;
+      for (const iso::StepMessage& message : iso::step_messages(schedule, step, static_cast<int>(rank))) {
+        std::vector<int> indices;
+        for (int r : message.rounds) indices.push_back(schedule.rounds[static_cast<std::size_t>(r)].index);
+        if (indices.empty() || indices.front() != message.round_index)
+          return "rank " + std::to_string(rank) + ": a message not tagged with its first round";
+        if (!partners.insert({message.peer, message.sending}).second && schedule.merges_partners)
+          return "rank " + std::to_string(rank) + ": two messages of one step to one partner";
+        const auto key = std::make_tuple(static_cast<int>(rank), message.peer, message.round_index, message.sending);
+        if (!posted.emplace(key, indices).second)
+          return "rank " + std::to_string(rank) + ": two messages with one tag to one partner";
+      }
+    }
+  }
+  for (const auto& [key, indices] : posted) {
+    const auto [rank, peer, tag, sending] = key;
+    const auto match = posted.find(std::make_tuple(peer, rank, tag, !sending));
+    if (match == posted.end())
+      return "rank " + std::to_string(rank) + (sending ? " sends to " : " receives from ") + std::to_string(peer) +
+             " with tag " + std::to_string(tag) + ", which posts no matching message";
+    if (match->second != indices)
+      return "ranks " + std::to_string(rank) + " and " + std::to_string(peer) + " merge different rounds under tag " +
+             std::to_string(tag);
+  }
+  return {};
+}
+
 void check_steps(const Case& c, Algorithm algorithm, Collective collective, const std::string& tag,
                  const std::vector<Schedule>& all, Findings& findings) {
+  for (const int ports : {1, 2, 0}) {
+    const std::string broken = step_messages_violation(all, ports);
+    if (!broken.empty()) {
+      findings.add("step messages do not pair up", tag + " " + describe(c.offsets, c.grid, algorithm, collective) +
+                                                       " ports " + std::to_string(ports) + ": " + broken);
+      return;
+    }
+  }
   for (std::size_t rank = 0; rank < all.size(); ++rank) {
     std::size_t previous = 0;
     for (const int ports : {1, 2, 4, 0}) {

@@ -33,6 +33,9 @@ SimResult simulate_impl(const iso::OffsetList& v, const iso::CartGeometry& grid,
 long term_volume(const iso::AdditiveBasis& basis);
 /// Empty when the basis meets the spec; else what it violates.
 std::string basis_violation(const iso::OffsetList& v, const std::vector<bool>& periodic);
+/// What is wrong with the messages the steps of every process's schedule
+/// post with `ports` (iso::step_messages), empty when they pair up.
+std::string step_messages_violation(const std::vector<iso::Schedule>& all, int ports);
 
 struct Case {
   iso::OffsetList offsets;

@@ -3,6 +3,7 @@
 #include "schedule_checks.hpp"
 
 
+#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 #include "iso/schedule.hpp"
 
@@ -227,4 +228,42 @@ TEST(ScheduleSimulator, DetectsBrokenSchedules) {
   // Every kind of mutation was exercised at least once on the reference.
   EXPECT_EQ(seen_ref.size(), 11u);
   for (const auto& name : seen_ref) std::printf("  mutation exercised: %s\n", name.c_str());
+}
+
+// Two processes along a periodic dimension are the partner of both its
+// directions: a step sends them one message, and the check of the pairing
+// notices a process that does not merge while its partner does.
+TEST(ScheduleStepMessages, OnePerPartnerAndDirection) {
+  for (Algorithm a : {Algorithm::linear, Algorithm::torus})
+    for (Collective c : kCollectives) {
+      const OffsetList v = OffsetList::moore(3, 1);
+      const CartGeometry grid = make_torus({2, 1, 1});
+      std::vector<Schedule> all = schedtest::build_all(v, grid, a, c);
+      ASSERT_EQ(all.size(), 2u);
+      EXPECT_EQ(step_messages_violation(all, 0), "") << describe(v, grid, a, c);
+      long messages = 0;
+      for (const iso::ExecutionStep& step : iso::execution_steps(all[0], 0, 0))
+        for (const iso::StepMessage& message : iso::step_messages(all[0], step, 0)) {
+          EXPECT_EQ(message.peer, 1);
+          ++messages;
+        }
+      // One each way: linear's 18 rounds to the other process, torus's two
+      // of dimension 0 (dimensions 1 and 2 are copies).
+      EXPECT_EQ(messages, 2) << describe(v, grid, a, c);
+      all[0].merges_partners = false;
+      EXPECT_NE(step_messages_violation(all, 0), "") << describe(v, grid, a, c);
+    }
+  // On a mesh nothing merges: every round is its own message.
+  const OffsetList v = OffsetList::moore(2, 1);
+  const std::vector<Schedule> mesh = schedtest::build_all(v, make_mesh({2, 3}), Algorithm::linear, Collective::alltoall);
+  for (std::size_t rank = 0; rank < mesh.size(); ++rank) {
+    EXPECT_FALSE(mesh[rank].merges_partners);
+    long messages = 0;
+    for (const iso::ExecutionStep& step : iso::execution_steps(mesh[rank], 0, static_cast<int>(rank)))
+      messages += static_cast<long>(iso::step_messages(mesh[rank], step, static_cast<int>(rank)).size());
+    long rounds = 0;
+    for (const iso::Round& round : mesh[rank].rounds) rounds += !round.send.empty() + !round.recv.empty();
+    EXPECT_EQ(messages, rounds);
+  }
+  EXPECT_EQ(step_messages_violation(mesh, 0), "");
 }

@@ -96,6 +96,10 @@ struct Schedule {
   std::vector<LocalCopy> copies;
   std::vector<char> uses_temp;  ///< per block: T[i] is used
   std::vector<char> uses_temp2; ///< per block: T2[i] is used (mesh redirection)
+  /// Every dimension periodic: every process's schedule is this one translated,
+  /// so all group their rounds into the same steps, and the messages of one
+  /// step to one partner may travel as one (iso::step_messages).
+  bool merges_partners = false;
 
   long messages_sent() const;   ///< rounds with a nonempty send
   long blocks_sent() const;     ///< volume: block transfers sent by this process
