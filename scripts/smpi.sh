@@ -19,7 +19,7 @@
 #   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
-# PAPER_DIMS (2 3), PAPER_RADII (1), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct),
+# PAPER_DIMS (2 3), PAPER_HOOD (moore; octant, shales: iso-bench's names), PAPER_RADII (1; for shales "3,7"), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct),
 # PAPER_OPS (alltoall), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
 # from the platform and each run's layout, or a FILE),
 # REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
@@ -132,6 +132,7 @@ if [[ ${1:-} == paper ]]; then
   out=$build/paper-$name-$n.csv
   rm -f "$out"
   model=${PAPER_MODEL:-defaults}
+  hood=${PAPER_HOOD:-moore}
   # A relative model file is the caller's (this script runs from the root).
   [[ $model == defaults || $model == platform || $model == /* ]] || model=$OLDPWD/$model
   [[ $model == defaults || $model == platform || -f $model ]] \
@@ -146,20 +147,20 @@ while n > 1:
     f += 1
 for p in sorted(primes, reverse=True): dims[dims.index(min(dims))] *= p
 print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
-    run=$build/paper-$name-$n-d$d-r$r
+    run=$build/paper-$name-$n-$hood-d$d-r${r//,/-}
     # auto's cost model, given from outside the simulation (no calibration
     # inside it): the built-in figures, a file, or the one scripts/smpi_model.py
     # derives from the platform and this run's layout.
     iso_model=$model
     if [[ $model == platform ]]; then
       iso_model=$run.model
-      python3 scripts/smpi_model.py "$platform" --procs "$procs" --moore "$d:$r" -o "$iso_model"
+      python3 scripts/smpi_model.py "$platform" --procs "$procs" --neighborhood "$hood:$d:$r" -o "$iso_model"
     fi
     start=$(date +%s.%N)
     ISO_COST_MODEL=$iso_model /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
       -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
       --cfg=smpi/barrier:ompi_recursivedoubling \
-      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "moore:$d:$r" -s "${PAPER_SIZES:-8,128,2048}" \
+      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "$hood:$d:$r" -s "${PAPER_SIZES:-8,128,2048}" \
       -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
       --csv "$run.csv" >"$run.log" 2>&1 \
       || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d r=$r failed ($run.log)" >&2; exit 1; }
@@ -180,7 +181,7 @@ EOF
     # iso-bench's rows, each with the simulation's wall time and peak memory.
     [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
     sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
-    echo "smpi paper: $name, $n ranks, moore:$d:$r: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+    echo "smpi paper: $name, $n ranks, $hood:$d:$r: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
   done
   done
   echo "smpi paper: $out"

@@ -152,6 +152,25 @@ def moore(d, r):
     return [o for o in itertools.product(range(-r, r + 1), repeat=d) if any(o)]
 
 
+def offsets_of(spec):
+    """iso-bench's neighborhood names (apps/bench/include/isostencil/bench/
+    neighborhoods.hpp): moore:D:R, octant:D:R (coordinates in [0,R]),
+    shales:D:R1,R2.. ({-r,0,r}^D for each r)."""
+    kind, d, r = (spec.split(":") + ["", ""])[:3]
+    try:
+        d = int(d)
+        radii = [int(x) for x in r.split(",")]
+    except ValueError:
+        sys.exit(f"smpi_model: cannot read neighborhood '{spec}' (moore:D:R, octant:D:R or shales:D:R1,R2)")
+    if kind == "moore" and len(radii) == 1:
+        return d, moore(d, radii[0])
+    if kind == "octant" and len(radii) == 1:
+        return d, [o for o in itertools.product(range(radii[0] + 1), repeat=d) if any(o)]
+    if kind == "shales":
+        return d, sorted({o for q in radii for o in itertools.product((-q, 0, q), repeat=d) if any(o)})
+    sys.exit(f"smpi_model: unknown neighborhood '{spec}' (moore:D:R, octant:D:R or shales:D:R1,R2)")
+
+
 def layout_figures(p, procs, offsets, pattern="all"):
     """(largest route latency, seconds a byte of every block on the most
     loaded link, blocks a rank sends) for the one-step exchange of every
@@ -228,6 +247,7 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--procs", help="the job's process grid, e.g. 8,8 (ranks one a core, nodes in order)")
     ap.add_argument("--moore", help="D:R, the neighborhood whose contention sets beta (with --procs)")
+    ap.add_argument("--neighborhood", help="instead of --moore: moore:D:R, octant:D:R or shales:D:R1,R2")
     ap.add_argument("--pattern", default="all", choices=("all", "faces"),
                     help="the exchange whose contention sets beta: every neighbor at once (default) or a "
                          "combining step (face neighbors of one dimension)")
@@ -236,12 +256,11 @@ def main():
     procs = offsets = None
     if a.procs:
         procs = [int(x) for x in a.procs.split(",")]
-        if not a.moore:
-            sys.exit("smpi_model: --procs needs --moore D:R")
-        d, r = (int(x) for x in a.moore.split(":"))
+        if not (a.moore or a.neighborhood):
+            sys.exit("smpi_model: --procs needs --moore D:R or --neighborhood SPEC")
+        d, offsets = offsets_of(a.neighborhood or "moore:" + a.moore)
         if d != len(procs):
-            sys.exit(f"smpi_model: --procs has {len(procs)} dimensions, --moore {d}")
-        offsets = moore(d, r)
+            sys.exit(f"smpi_model: --procs has {len(procs)} dimensions, the neighborhood {d}")
         total = 1
         for x in procs:
             total *= x
@@ -250,7 +269,7 @@ def main():
     model, lat, worst, blocks = derive(p, procs, offsets, a.pattern)
     with open(a.output, "w") as f:
         f.write(f"# isostencil cost model derived by scripts/smpi_model.py from {a.platform}\n")
-        f.write(f"# layout: {'procs ' + a.procs + ', moore ' + a.moore if procs else 'none (every byte leaves its node)'}\n")
+        f.write(f"# layout: {'procs ' + a.procs + ', ' + (a.neighborhood or 'moore:' + str(a.moore)) if procs else 'none (every byte leaves its node)'}\n")
         f.write(f"# route latency {lat * 1e6:.3f} us; most loaded link {worst * 1e9:.4f} ns a byte of each "
                 f"of {blocks} blocks (docs/simulating.md#a-cost-model-from-a-platform)\n")
         for k, v in model.items():
