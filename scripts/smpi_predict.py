@@ -8,7 +8,7 @@ the simulated one (docs/simulating.md#a-cost-model-from-a-platform).
                          [-o points.csv] [--auto-out auto.csv] [--tolerance 0.25]
 
 Points: the fixed algorithms (linear, torus, direct, basis) of alltoall and
-allgather on Moore neighborhoods; alltoallw rows are left out (plan prices
+allgather on Moore, octant and shales neighborhoods; alltoallw rows are left out (plan prices
 one block size). Prints a table a run, the fraction within the tolerance,
 and auto's offline check: the algorithm plan picks under that model, its
 simulated time against the simulated fastest of the run's contenders.
@@ -47,24 +47,29 @@ def main():
         for r in csv.DictReader(open(path)):
             if r["status"] != "ok" or r["operation"] not in ("alltoall", "allgather"):
                 continue
-            if not r["neighborhood"].startswith("moore-"):
+            if not r["neighborhood"].split("-")[0] in ("moore", "octant", "shales"):
                 continue
             groups[(r["platform"], int(r["np"]), r["proc_dims"], r["neighborhood"])].append((path, r))
 
     points, autos = [], []
     for (platform, n, dims, hood), rows in sorted(groups.items()):
-        _, d, rad = hood.split("-")
-        d, rad = int(d[1:]), int(rad[1:])
+        # iso-bench's names: moore-d3-r1, octant-d3-r3, shales-d3-3-7.
+        kind, d, *radii = hood.split("-")
+        spec = f"{kind}:{d[1:]}:{','.join(x.lstrip('r') for x in radii)}"
+        d, offsets = smpi_model.offsets_of(spec)
+        rad = max(max(abs(x) for x in o) for o in offsets)
         procs = [int(x) for x in dims.split("x")]
         p = smpi_model.Platform(os.path.join(a.platforms, platform + ".xml"))
-        model, _, _, _ = smpi_model.derive(p, procs, smpi_model.moore(d, rad), a.pattern)
+        model, _, _, _ = smpi_model.derive(p, procs, offsets, a.pattern)
         sizes = sorted({int(r["size_bytes"]) for _, r in rows})
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             for k, v in model.items():
                 f.write(f"{k} = {v!r}\n")
             mfile = f.name
         try:
-            out = subprocess.run([a.isostencil, "plan", "--moore", f"{d}:{rad}", "--procs", ",".join(map(str, procs)),
+            hood_args = ([f"--moore={d}:{rad}"] if kind == "moore" else
+                         ["--offsets=" + ";".join(",".join(map(str, o)) for o in offsets)])
+            out = subprocess.run([a.isostencil, "plan", *hood_args, "--procs", ",".join(map(str, procs)),
                                   "--predict", "--model", mfile, "--bytes", ",".join(map(str, sizes)), "--json"],
                                  check=True, capture_output=True, text=True).stdout
         finally:
@@ -89,8 +94,8 @@ def main():
                 ports = pred[str(size)]["auto_ports"][op]
                 best = min(ran, key=ran.get)
                 # basis's schedule is direct's on a radius-1 Moore neighborhood.
-                ran_pick = pick if pick in ran else ("direct" if pick == "basis" and rad == 1 and "direct" in ran
-                                                     else None)
+                ran_pick = pick if pick in ran else ("direct" if pick == "basis" and kind == "moore" and rad == 1
+                                                     and "direct" in ran else None)
                 row = dict(platform=platform, np=n, proc_dims=dims, neighborhood=hood, operation=op, size_bytes=size,
                            auto=pick + (f":p{ports}" if ports else ""), fastest=best, fastest_us=ran[best],
                            auto_simulated_us=ran[ran_pick] if ran_pick else "",
