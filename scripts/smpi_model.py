@@ -29,6 +29,9 @@ direction at one rate):
   gamma = 0, beta_copy = 1e-15: computation is off on these platforms, so
                  packing and copies cost nothing in the simulation (0 would
                  mean `beta` for beta_copy)
+ois and or are read at 8 bytes (ois_large at the threshold): the per-byte
+factors of SMPI's piecewise costs, 0 on the project's platforms, are left
+out; smpi/os (blocking sends) does not enter, the library posts MPI_Isend.
 With --pattern faces, beta is instead the most loaded dimension's step of
 a combining schedule (every rank to its two face neighbors of one
 dimension): fairer to torus and direct, unfair to linear (compared in
@@ -171,7 +174,7 @@ def offsets_of(spec):
     sys.exit(f"smpi_model: unknown neighborhood '{spec}' (moore:D:R, octant:D:R or shales:D:R1,R2)")
 
 
-def layout_figures(p, procs, offsets, pattern="all"):
+def layout_figures(p, procs, offsets):
     """(largest route latency, seconds a byte of every block on the most
     loaded link, blocks a rank sends) for the one-step exchange of every
     rank with every neighbor; ranks in row-major order on the process grid
