@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Plots the CSVs of `scripts/smpi.sh paper`: simulated time a call against block size.
 
-One panel per (CSV, operation, dimension d): one line per contender (linear,
-torus, direct, auto, ...), time a call over block size, both on log scales;
-the title gives the platform, the simulated ranks and the neighbors. Several
+One panel per (platform, ranks, operation, neighborhood): one line per
+contender (linear, torus, direct, auto, ...), time a call over block size,
+both on log scales; the title gives the platform, the simulated ranks, the
+neighborhood (family, d, r) and its neighbors. Several
 CSVs (platforms, rank counts, operations) go side by side in one figure.
 
     python3 scripts/plot_smpi.py docs/results/smpi/paper/paper-*.csv -o paper.png
