@@ -12,10 +12,16 @@
 #                                        # and between its first and last node (2 simulated ranks)
 #   bash scripts/smpi.sh paper [N] [PLATFORM]  # the paper's collectives at N simulated ranks (default 1152
 #                                        # on tests/smpi/platforms/ib-cluster-36x32.xml): BUILD_DIR/paper-*.csv
+#   bash scripts/smpi.sh model PLATFORM -o FILE [--procs P,.. --moore D:R]  # a cost-model file from the
+#                                        # platform's figures (scripts/smpi_model.py)
+#   bash scripts/smpi.sh predict CSV...  # plan --predict under that model against the paper mode's CSVs
+#                                        # (scripts/smpi_predict.py; needs the host build's isostencil)
 #   bash scripts/smpi.sh accuracy [N ...]  # calibrate, then iso-bench simulated on those platforms
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
-# PAPER_DIMS (2 3), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct), PAPER_OPS (alltoall),
+# PAPER_DIMS (2 3), PAPER_HOOD (moore; octant, shales: iso-bench's names), PAPER_RADII (1; for shales "3,7"), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct),
+# PAPER_OPS (alltoall), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
+# from the platform and each run's layout, or a FILE),
 # REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
 set -euo pipefail
@@ -23,6 +29,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
 build=${BUILD_DIR:-build-smpi}
 jobs=${JOBS:-2}
+
+# A platform's cost model, and plan --predict against simulated CSVs: no
+# SMPI build needed (docs/simulating.md#a-cost-model-from-a-platform).
+if [[ ${1:-} == model || ${1:-} == predict ]]; then
+  mode=$1
+  shift
+  [[ $mode == model ]] && exec python3 scripts/smpi_model.py "$@"
+  exec python3 scripts/smpi_predict.py "$@"
+fi
 
 if ! command -v smpicxx >/dev/null 2>&1; then
   sudo=""
@@ -45,7 +60,7 @@ case ${1:-} in
   calibrate | platforms) ;;
   accuracy | paper) targets=(--target iso-bench) ;;
   '') ;;
-  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper or nothing)" >&2; exit 2 ;;
+  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper, model, predict or nothing)" >&2; exit 2 ;;
 esac
 [[ ${1:-} == calibrate || ${1:-} == platforms ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
   || { tail -50 "$build/build.log" >&2; exit 1; }
@@ -116,7 +131,14 @@ if [[ ${1:-} == paper ]]; then
   python3 scripts/smpi_hostfile.py "$platform" "$n" >"$build/hosts-paper.txt"
   out=$build/paper-$name-$n.csv
   rm -f "$out"
+  model=${PAPER_MODEL:-defaults}
+  hood=${PAPER_HOOD:-moore}
+  # A relative model file is the caller's (this script runs from the root).
+  [[ $model == defaults || $model == platform || $model == /* ]] || model=$OLDPWD/$model
+  [[ $model == defaults || $model == platform || -f $model ]] \
+    || { echo "smpi.sh paper: PAPER_MODEL must be defaults, platform or a model file (got '$model')" >&2; exit 2; }
   for d in ${PAPER_DIMS:-2 3}; do
+  for r in ${PAPER_RADII:-1}; do
     # A balanced process grid (SMPI's MPI_Dims_create does not always balance).
     procs=$(python3 -c 'import sys
 n, d = int(sys.argv[1]), int(sys.argv[2]); dims = [1] * d; f = 2; primes = []
@@ -125,21 +147,29 @@ while n > 1:
     f += 1
 for p in sorted(primes, reverse=True): dims[dims.index(min(dims))] *= p
 print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
-    run=$build/paper-$name-$n-d$d
+    run=$build/paper-$name-$n-$hood-d$d-r${r//,/-}
+    # auto's cost model, given from outside the simulation (no calibration
+    # inside it): the built-in figures, a file, or the one scripts/smpi_model.py
+    # derives from the platform and this run's layout.
+    iso_model=$model
+    if [[ $model == platform ]]; then
+      iso_model=$run.model
+      python3 scripts/smpi_model.py "$platform" --procs "$procs" --neighborhood "$hood:$d:$r" -o "$iso_model"
+    fi
     start=$(date +%s.%N)
-    ISO_COST_MODEL=defaults /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
+    ISO_COST_MODEL=$iso_model /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
       -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
       --cfg=smpi/barrier:ompi_recursivedoubling \
-      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "moore:$d:1" -s "${PAPER_SIZES:-8,128,2048}" \
+      "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "$hood:$d:$r" -s "${PAPER_SIZES:-8,128,2048}" \
       -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
       --csv "$run.csv" >"$run.log" 2>&1 \
-      || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d failed ($run.log)" >&2; exit 1; }
+      || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d r=$r failed ($run.log)" >&2; exit 1; }
     wall=$(echo "$(date +%s.%N) - $start" | bc)
     rss=$(tail -1 "$run.rss")
     # Every point must be there and right (iso-bench checks each result
     # against the sent data and linear's): a wrong or missing one fails.
     python3 - "$run.csv" "${PAPER_OPS:-alltoall}" "${PAPER_SIZES:-8,128,2048}" \
-        "${PAPER_CONTENDERS:-linear,torus,direct}" "$n" <<'EOF' || { echo "smpi.sh paper: d=$d: see $run.csv" >&2; exit 1; }
+        "${PAPER_CONTENDERS:-linear,torus,direct}" "$n" <<'EOF' || { echo "smpi.sh paper: d=$d r=$r: see $run.csv" >&2; exit 1; }
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 want = len(sys.argv[2].split(",")) * len(sys.argv[3].split(",")) * len(sys.argv[4].split(","))
@@ -151,7 +181,8 @@ EOF
     # iso-bench's rows, each with the simulation's wall time and peak memory.
     [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
     sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
-    echo "smpi paper: $name, $n ranks, moore:$d:1: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+    echo "smpi paper: $name, $n ranks, $hood:$d:$r: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+  done
   done
   echo "smpi paper: $out"
   exit 0
