@@ -69,11 +69,17 @@ iso::CartComm make_cart(MPI_Comm comm, const std::vector<long>& global_extent,
     fingerprint = iso::mix_fingerprint(fingerprint, p ? 1 : 2);
   for (int p : process_dims)
     fingerprint = iso::mix_fingerprint(fingerprint, static_cast<std::uint64_t>(p));
-  iso::agree_on_errors(comm, where, error, fingerprint,
-                "the global extent, periodic flags or process grid sizes");
-  // CartComm picks the zero entries with MPI_Dims_create and agrees on its
-  // own errors (sizes that do not divide the number of processes).
-  return iso::CartComm(comm, process_dims, periodic);
+  // CartComm's own checks (they complete the zero entries with
+  // MPI_Dims_create), and whether this rank holds a communicator of equal
+  // arguments already (another grid's): all in the one agreement, so that
+  // every rank reuses it or every rank makes a new one.
+  std::vector<int> dims = process_dims;
+  if (error.empty()) error = iso::CartComm::check(comm, dims, periodic);
+  std::unique_ptr<iso::CartComm> found = error.empty() ? iso::CartComm::find_shared(comm, dims, periodic) : nullptr;
+  const bool everywhere = iso::agree_on_errors_and_all(
+        comm, where, error, fingerprint, "the global extent, periodic flags or process grid sizes", found != nullptr);
+  if (everywhere) return std::move(*found);
+  return iso::CartComm::create_shared(comm, std::move(dims), periodic);
 }
 
 }  // namespace

@@ -22,32 +22,45 @@ namespace {
 }  // namespace
 
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error) {
+  (void)agree_on_errors_and_all(comm, where, local_error, true);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error, bool mine) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
-  int first = local_error.empty() ? size : rank;
+  // MIN over: the rank of an erring rank, size without an error and `mine`
+  // false, size + 1 with `mine` true; so one allreduce answers both.
+  int first = !local_error.empty() ? rank : mine ? size + 1 : size;
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) return;
-  throw_agreed(comm, rank, first, where, local_error);
+  if (first < size) throw_agreed(comm, rank, first, where, local_error);
+  return first == size + 1;
 }
 
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error,
                      std::uint64_t fingerprint, const std::string& what_must_match) {
+  (void)agree_on_errors_and_all(comm, where, local_error, fingerprint, what_must_match, true);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             std::uint64_t fingerprint, const std::string& what_must_match, bool mine) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // One allreduce (MAX) for both questions, since set-up pays each
+  // One allreduce (MAX) for all three questions, since set-up pays each
   // collective's latency (docs/results/petsc-small): size - rank of a rank
-  // with an error (0 without) gives the lowest such rank, and the
-  // fingerprint with its complement give its maximum and minimum.
+  // with an error (0 without) gives the lowest such rank, the fingerprint
+  // with its complement give its maximum and minimum, and 1 where `mine`
+  // fails tells whether it holds everywhere.
   const auto signed_print = static_cast<std::int64_t>(fingerprint);
-  std::int64_t values[3] = {local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), signed_print,
-                            ~signed_print};
-  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, comm));
+  std::int64_t values[4] = {local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), signed_print,
+                            ~signed_print, mine ? 0 : 1};
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, 4, MPI_INT64_T, MPI_MAX, comm));
   if (values[0] != 0) throw_agreed(comm, rank, size - static_cast<int>(values[0]), where, local_error);
   const std::int64_t highest = values[1], lowest = ~values[2];
   if (highest != lowest)
     throw Error(where + ": " + what_must_match + " differ between ranks; every rank must pass the same values");
+  return values[3] == 0;
 }
 
 }  // namespace iso

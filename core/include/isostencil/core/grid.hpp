@@ -49,14 +49,25 @@ namespace detail {
 iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
                                 const Stencil& stencil, const Stencil& halo_stencil, int depth, int dims);
 /// The halo patterns of a grid and its copies, made on first use, one per
-/// distinct HaloOptions (creation is collective, as every exchange's).
+/// distinct HaloOptions (creation is collective, as every exchange's). A
+/// pattern made here is also found (find) by other grids on the same shared
+/// communicator with the same subdomain, geometry and options while it lives,
+/// which they use once every rank found it (docs/design/grid.md).
 class HaloPatterns {
 public:
   std::shared_ptr<const HaloPattern> get(const Decomposition& decomposition,
                                          const std::vector<int>& interior,
                                          const iso::HaloGeometry& geometry,
                                          const std::vector<long>& global_offset,
-                                         const HaloOptions& options);
+                                         const HaloOptions& options,
+                                         std::shared_ptr<const HaloPattern> found_everywhere = nullptr);
+  /// Local: this grid's pattern for `options`, or a live one of equal
+  /// arguments that another grid made; null when there is none.
+  std::shared_ptr<const HaloPattern> find(const Decomposition& decomposition,
+                                          const std::vector<int>& interior,
+                                          const iso::HaloGeometry& geometry,
+                                          const std::vector<long>& global_offset,
+                                          const HaloOptions& options) const;
 
 private:
   std::vector<std::pair<HaloOptions, std::shared_ptr<const HaloPattern>>> made_;
@@ -403,9 +414,17 @@ private:
         !host_space_reaches)
       error = std::string("no execution space of this build can access the fields' memory (") +
               memory_space::name() + ") for the packed transport's kernels";
-    iso::agree_on_errors(decomposition_->comm(), where, error);
+    // The agreement also asks whether every rank holds a pattern to reuse
+    // (this grid's, or another grid's of equal arguments), so that reuse
+    // costs no collective call of its own.
+    const std::vector<int> interior(interior_.begin(), interior_.end());
+    const std::vector<long> offset(global_offset_.begin(), global_offset_.end());
+    std::shared_ptr<const HaloPattern> found =
+        error.empty() ? patterns_->find(*decomposition_, interior, geometry_, offset, options) : nullptr;
+    const bool everywhere = iso::agree_on_errors_and_all(decomposition_->comm(), where, error, found != nullptr);
     binding.decomposition = decomposition_;
-    binding.pattern = halo_pattern(options);
+    binding.pattern = patterns_->get(*decomposition_, interior, geometry_, offset, options,
+                                     everywhere ? std::move(found) : nullptr);
     binding.element = mpi_datatype<value_type>::get();
     return HaloExchange(std::move(binding));
   }
