@@ -10,21 +10,33 @@
 
 namespace isostencil::core::detail {
 
-iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
-                                const Stencil& kernel_stencil, const Stencil& stencil, int depth, int dims) {
-  std::string error;
-  if (decomposition.dims() != dims)
-    error = "the decomposition has " + std::to_string(decomposition.dims()) +
-            " dimensions, the grid " + std::to_string(dims);
+Decomposition::AlsoAgreed grid_agreement(int decomposition_dims, const Stencil& kernel_stencil,
+                                         const Stencil& stencil, int depth, int dims) {
+  Decomposition::AlsoAgreed agreed;
+  if (depth < 1)
+    agreed.error = "halo depth must be >= 1, got " + std::to_string(depth);
+  else if (decomposition_dims != dims)
+    agreed.error = "the decomposition has " + std::to_string(decomposition_dims) + " dimensions, the grid " +
+                   std::to_string(dims);
   else if (stencil.dims() != dims)
-    error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
-            " dimensions, the grid " + std::to_string(dims);
+    agreed.error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
+                   " dimensions, the grid " + std::to_string(dims);
   // A stencil that differs between ranks would pair mismatched blocks; the
   // kernel's own stencil counts too, since the repeated one keeps offsets only.
-  iso::agree_on_errors(decomposition.comm(), where, error,
-                       iso::mix_fingerprint(iso::mix_fingerprint(kernel_stencil.hash(), stencil.hash()),
+  agreed.must_match = {iso::mix_fingerprint(iso::mix_fingerprint(kernel_stencil.hash(), stencil.hash()),
                                             static_cast<std::uint64_t>(depth)),
-                       "the stencils (offsets or weights) or the halo depths");
+                       "the stencils (offsets or weights) or the halo depths"};
+  return agreed;
+}
+
+iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
+                                const Stencil& kernel_stencil, const Stencil& stencil, int depth, int dims,
+                                bool agreed) {
+  if (!agreed) {
+    const Decomposition::AlsoAgreed checks =
+        grid_agreement(decomposition.dims(), kernel_stencil, stencil, depth, dims);
+    (void)iso::agree_on_errors_and_all(decomposition.comm(), where, checks.error, {checks.must_match}, true);
+  }
 
   // The width rule, as iso::HaloPattern applies it, made here from agreed
   // figures (the same error on every rank, no communication) and naming the

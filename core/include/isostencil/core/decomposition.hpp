@@ -3,6 +3,7 @@
 // one cell more than the others.
 #pragma once
 
+#include "iso/error.hpp"
 #include "iso/neighborhood.hpp"
 
 #include <mpi.h>
@@ -21,6 +22,16 @@ public:
   /// ranks) are the same iso::Error on every rank.
   Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic = {},
                 std::vector<int> process_dims = {});
+
+  /// What a layer above agrees on in the decomposition's own agreement (the
+  /// grid: its stencil and depth), so that both cost one collective call:
+  /// its local error and a fingerprint that must match on every rank.
+  struct AlsoAgreed {
+    std::string error;
+    iso::MustMatch must_match;
+  };
+  Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                std::vector<int> process_dims, const AlsoAgreed& also);
 
   /// The process grid MPI_Dims_create gives `num_procs` processes in `dims`
   /// dimensions with the nonzero entries of `fixed` kept (what the constructor
@@ -56,6 +67,9 @@ public:
   std::string describe() const;
 
 private:
+  Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                std::vector<int> process_dims, const AlsoAgreed* also);
+
   std::vector<long> global_extent_;
   iso::CartComm cart_;
   int rank_ = 0;
