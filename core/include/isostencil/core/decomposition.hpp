@@ -39,7 +39,9 @@ public:
   static std::vector<int> choose_process_dims(int num_procs, std::vector<int> fixed);
 
   int dims() const { return static_cast<int>(global_extent_.size()); }
-  /// The Cartesian communicator (owned; row-major ranks, no reordering).
+  /// The Cartesian communicator (row-major ranks, no reordering), shared with
+  /// the live decompositions of equal process grid and periods over the same
+  /// processes (docs/design/halo-exchange.md#shared-communicators-and-patterns).
   MPI_Comm comm() const { return cart_.get(); }
   const iso::CartComm& cart() const { return cart_; }
   const iso::CartGeometry& geometry() const { return cart_.geometry(); }
