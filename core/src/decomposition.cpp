@@ -17,7 +17,8 @@ constexpr const char* where = "isostencil::core::Decomposition";
 // defaults (all periodic, all dims chosen by MPI) so every rank builds the
 // same CartComm.
 iso::CartComm make_cart(MPI_Comm comm, const std::vector<long>& global_extent,
-                        std::vector<bool>& periodic, std::vector<int>& process_dims) {
+                        std::vector<bool>& periodic, std::vector<int>& process_dims,
+                        const Decomposition::AlsoAgreed* also) {
   const int d = static_cast<int>(global_extent.size());
   if (periodic.empty()) periodic.assign(global_extent.size(), true);
   if (process_dims.empty()) process_dims.assign(global_extent.size(), 0);
@@ -69,11 +70,19 @@ iso::CartComm make_cart(MPI_Comm comm, const std::vector<long>& global_extent,
     fingerprint = iso::mix_fingerprint(fingerprint, p ? 1 : 2);
   for (int p : process_dims)
     fingerprint = iso::mix_fingerprint(fingerprint, static_cast<std::uint64_t>(p));
-  iso::agree_on_errors(comm, where, error, fingerprint,
-                "the global extent, periodic flags or process grid sizes");
-  // CartComm picks the zero entries with MPI_Dims_create and agrees on its
-  // own errors (sizes that do not divide the number of processes).
-  return iso::CartComm(comm, process_dims, periodic);
+  // CartComm's own checks (they complete the zero entries with
+  // MPI_Dims_create), and whether this rank holds a communicator of equal
+  // arguments already (another grid's): all in the one agreement, so that
+  // every rank reuses it or every rank makes a new one.
+  std::vector<int> dims = process_dims;
+  if (error.empty()) error = iso::CartComm::check(comm, dims, periodic);
+  if (error.empty() && also) error = also->error;
+  std::unique_ptr<iso::CartComm> found = error.empty() ? iso::CartComm::find_shared(comm, dims, periodic) : nullptr;
+  std::vector<iso::MustMatch> must_match{{fingerprint, "the global extent, periodic flags or process grid sizes"}};
+  if (also) must_match.push_back(also->must_match);
+  const bool everywhere = iso::agree_on_errors_and_all(comm, where, error, must_match, found != nullptr);
+  if (everywhere) return std::move(*found);
+  return iso::CartComm::create_shared(comm, std::move(dims), periodic);
 }
 
 }  // namespace
@@ -97,8 +106,16 @@ std::vector<int> Decomposition::choose_process_dims(int num_procs, std::vector<i
 
 Decomposition::Decomposition(MPI_Comm comm, std::vector<long> global_extent,
                              std::vector<bool> periodic, std::vector<int> process_dims)
+    : Decomposition(comm, std::move(global_extent), std::move(periodic), std::move(process_dims), nullptr) {}
+
+Decomposition::Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                             std::vector<int> process_dims, const AlsoAgreed& also)
+    : Decomposition(comm, std::move(global_extent), std::move(periodic), std::move(process_dims), &also) {}
+
+Decomposition::Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                             std::vector<int> process_dims, const AlsoAgreed* also)
     : global_extent_(std::move(global_extent)),
-      cart_(make_cart(comm, global_extent_, periodic, process_dims)) {
+      cart_(make_cart(comm, global_extent_, periodic, process_dims, also)) {
   const int d = dims();
   const std::vector<int>& procs = cart_.geometry().sizes;
   // Deterministic from agreed arguments: the same error on every rank

@@ -5,25 +5,38 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 namespace isostencil::core::detail {
 
-iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
-                                const Stencil& kernel_stencil, const Stencil& stencil, int depth, int dims) {
-  std::string error;
-  if (decomposition.dims() != dims)
-    error = "the decomposition has " + std::to_string(decomposition.dims()) +
-            " dimensions, the grid " + std::to_string(dims);
+Decomposition::AlsoAgreed grid_agreement(int decomposition_dims, const Stencil& kernel_stencil,
+                                         const Stencil& stencil, int depth, int dims) {
+  Decomposition::AlsoAgreed agreed;
+  if (depth < 1)
+    agreed.error = "halo depth must be >= 1, got " + std::to_string(depth);
+  else if (decomposition_dims != dims)
+    agreed.error = "the decomposition has " + std::to_string(decomposition_dims) + " dimensions, the grid " +
+                   std::to_string(dims);
   else if (stencil.dims() != dims)
-    error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
-            " dimensions, the grid " + std::to_string(dims);
+    agreed.error = "the stencil " + stencil.name() + " has " + std::to_string(stencil.dims()) +
+                   " dimensions, the grid " + std::to_string(dims);
   // A stencil that differs between ranks would pair mismatched blocks; the
   // kernel's own stencil counts too, since the repeated one keeps offsets only.
-  iso::agree_on_errors(decomposition.comm(), where, error,
-                       iso::mix_fingerprint(iso::mix_fingerprint(kernel_stencil.hash(), stencil.hash()),
+  agreed.must_match = {iso::mix_fingerprint(iso::mix_fingerprint(kernel_stencil.hash(), stencil.hash()),
                                             static_cast<std::uint64_t>(depth)),
-                       "the stencils (offsets or weights) or the halo depths");
+                       "the stencils (offsets or weights) or the halo depths"};
+  return agreed;
+}
+
+iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
+                                const Stencil& kernel_stencil, const Stencil& stencil, int depth, int dims,
+                                bool agreed) {
+  if (!agreed) {
+    const Decomposition::AlsoAgreed checks =
+        grid_agreement(decomposition.dims(), kernel_stencil, stencil, depth, dims);
+    (void)iso::agree_on_errors_and_all(decomposition.comm(), where, checks.error, {checks.must_match}, true);
+  }
 
   // The width rule, as iso::HaloPattern applies it, made here from agreed
   // figures (the same error on every rank, no communication) and naming the
@@ -52,17 +65,78 @@ iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decompos
       iso::exchanged_extents(decomposition.process_dims(), decomposition.periodic(), smallest_extent));
 }
 
+namespace {
+
+bool same_options(const HaloOptions& a, const HaloOptions& b) {
+  return a.algorithm == b.algorithm && a.verify == b.verify && a.ports == b.ports;
+}
+
+bool same_offsets(const iso::OffsetList& a, const iso::OffsetList& b) {
+  return a.dims() == b.dims() && a.flat() == b.flat();
+}
+
+// The patterns grids made, while they live, by everything a pattern is made
+// from: the communicator (by its owner, shared by the grids that reuse one
+// Cartesian communicator), the subdomain, the geometry and the options.
+struct MadePattern {
+  std::weak_ptr<const void> cart;
+  std::vector<int> interior;
+  iso::HaloGeometry geometry;
+  std::vector<long> global_offset;
+  HaloOptions options;
+  std::weak_ptr<const HaloPattern> pattern;
+
+  bool matches(const std::shared_ptr<const void>& owner, const std::vector<int>& other_interior,
+               const iso::HaloGeometry& other_geometry, const std::vector<long>& other_offset,
+               const HaloOptions& other_options) const {
+    return !cart.owner_before(owner) && !owner.owner_before(cart) && interior == other_interior &&
+           global_offset == other_offset && same_options(options, other_options) &&
+           geometry.widths.lo == other_geometry.widths.lo && geometry.widths.hi == other_geometry.widths.hi &&
+           same_offsets(geometry.directions, other_geometry.directions) &&
+           same_offsets(geometry.neighborhood, other_geometry.neighborhood);
+  }
+};
+std::mutex made_patterns_mutex;
+std::vector<MadePattern> made_patterns;
+
+}  // namespace
+
+std::shared_ptr<const HaloPattern> HaloPatterns::find(const Decomposition& decomposition,
+                                                      const std::vector<int>& interior,
+                                                      const iso::HaloGeometry& geometry,
+                                                      const std::vector<long>& global_offset,
+                                                      const HaloOptions& options) const {
+  for (const auto& [made_with, pattern] : made_)
+    if (same_options(made_with, options)) return pattern;
+  const std::shared_ptr<const void> owner = decomposition.cart().owner();
+  const std::lock_guard<std::mutex> lock(made_patterns_mutex);
+  for (const MadePattern& made : made_patterns)
+    if (made.matches(owner, interior, geometry, global_offset, options))
+      if (std::shared_ptr<const HaloPattern> live = made.pattern.lock()) return live;
+  return nullptr;
+}
+
 std::shared_ptr<const HaloPattern> HaloPatterns::get(const Decomposition& decomposition,
                                                      const std::vector<int>& interior,
                                                      const iso::HaloGeometry& geometry,
                                                      const std::vector<long>& global_offset,
-                                                     const HaloOptions& options) {
+                                                     const HaloOptions& options,
+                                                     std::shared_ptr<const HaloPattern> found_everywhere) {
   for (const auto& [made_with, pattern] : made_)
-    if (made_with.algorithm == options.algorithm && made_with.verify == options.verify)
-      return pattern;
+    if (same_options(made_with, options)) return pattern;
+  if (found_everywhere) {
+    made_.emplace_back(options, found_everywhere);
+    return found_everywhere;
+  }
   auto pattern = std::make_shared<const HaloPattern>(decomposition.comm(), interior, geometry,
                                                      global_offset, options);
   made_.emplace_back(options, pattern);
+  const std::lock_guard<std::mutex> lock(made_patterns_mutex);
+  made_patterns.erase(std::remove_if(made_patterns.begin(), made_patterns.end(),
+                                     [](const MadePattern& made) { return made.pattern.expired(); }),
+                      made_patterns.end());
+  made_patterns.push_back(
+        MadePattern{decomposition.cart().owner(), interior, geometry, global_offset, options, pattern});
   return pattern;
 }
 

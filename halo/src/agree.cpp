@@ -22,32 +22,56 @@ namespace {
 }  // namespace
 
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error) {
+  (void)agree_on_errors_and_all(comm, where, local_error, true);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error, bool mine) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
-  int first = local_error.empty() ? size : rank;
+  // MIN over: the rank of an erring rank, size without an error and `mine`
+  // false, size + 1 with `mine` true; so one allreduce answers both.
+  int first = !local_error.empty() ? rank : mine ? size + 1 : size;
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm));
-  if (first == size) return;
-  throw_agreed(comm, rank, first, where, local_error);
+  if (first < size) throw_agreed(comm, rank, first, where, local_error);
+  return first == size + 1;
 }
 
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error,
                      std::uint64_t fingerprint, const std::string& what_must_match) {
+  (void)agree_on_errors_and_all(comm, where, local_error, fingerprint, what_must_match, true);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             std::uint64_t fingerprint, const std::string& what_must_match, bool mine) {
+  return agree_on_errors_and_all(comm, where, local_error, {MustMatch{fingerprint, what_must_match}}, mine);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
-  // One allreduce (MAX) for both questions, since set-up pays each
+  // One allreduce (MAX) for every question, since set-up pays each
   // collective's latency (docs/results/petsc-small): size - rank of a rank
-  // with an error (0 without) gives the lowest such rank, and the
-  // fingerprint with its complement give its maximum and minimum.
-  const auto signed_print = static_cast<std::int64_t>(fingerprint);
-  std::int64_t values[3] = {local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), signed_print,
-                            ~signed_print};
-  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_INT64_T, MPI_MAX, comm));
+  // with an error (0 without) gives the lowest such rank, 1 where `mine`
+  // fails tells whether it holds everywhere, and each fingerprint with its
+  // complement give its maximum and minimum.
+  std::vector<std::int64_t> values{local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), mine ? 0 : 1};
+  for (const MustMatch& m : must_match) {
+    const auto signed_print = static_cast<std::int64_t>(m.fingerprint);
+    values.push_back(signed_print);
+    values.push_back(~signed_print);
+  }
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MAX,
+                              comm));
   if (values[0] != 0) throw_agreed(comm, rank, size - static_cast<int>(values[0]), where, local_error);
-  const std::int64_t highest = values[1], lowest = ~values[2];
-  if (highest != lowest)
-    throw Error(where + ": " + what_must_match + " differ between ranks; every rank must pass the same values");
+  for (std::size_t i = 0; i < must_match.size(); ++i) {
+    const std::int64_t highest = values[2 + 2 * i], lowest = ~values[3 + 2 * i];
+    if (highest != lowest)
+      throw Error(where + ": " + must_match[i].what + " differ between ranks; every rank must pass the same values");
+  }
+  return values[1] == 0;
 }
 
 }  // namespace iso

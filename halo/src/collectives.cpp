@@ -376,7 +376,7 @@ void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers
 Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
                void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
                bool irregular, bool absolute_addresses = false) {
-  if (options.ports < 0)
+  if (error.empty() && options.ports < 0)
     error = "ports is " + std::to_string(options.ports) + "; give 0 (no limit) or a positive count";
   const int posting = static_cast<int>(options.posting);
   if (error.empty() && (posting < static_cast<int>(Posting::automatic) || posting > static_cast<int>(Posting::fresh)))
@@ -498,13 +498,16 @@ Operation alltoallv_init(const Neighborhood& neighborhood, const void* sendbuf, 
               options, true);
 }
 
-Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, const int sendcounts[],
-                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
-                         const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                         const OperationOptions& options) {
+namespace detail {
+
+// The caller's own argument errors ride in the operation's agreement (a
+// halo exchange's binding): one collective call less per set-up.
+Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
+                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options) {
   const int s = neighborhood.size();
-  std::string error;
-  if (s > 0 && (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes))
+  if (error.empty() && s > 0 && (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes))
     error = "counts, displacement and datatype arrays must not be null";
   Buffers buffers;
   if (error.empty()) {
@@ -515,8 +518,18 @@ Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, 
       buffers.recv.push_back({MPI_Aint_add(recv_base, rdispls[i]), recvcounts[i], recvtypes[i]});
     }
   }
-  return init("iso::alltoallw_init", Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error,
-              options, true, true);
+  return init(where, Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error, options, true,
+              true);
+}
+
+}  // namespace detail
+
+Operation alltoallw_init(const Neighborhood& neighborhood, const void* sendbuf, const int sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf,
+                         const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                         const OperationOptions& options) {
+  return detail::alltoallw_init("iso::alltoallw_init", {}, neighborhood, sendbuf, sendcounts, sdispls, sendtypes,
+                                recvbuf, recvcounts, rdispls, recvtypes, options);
 }
 
 }  // namespace iso

@@ -264,6 +264,12 @@ std::string compare_cells(const ArrayLayout& layout, const void* first, const vo
 
 namespace detail {
 
+// collectives.cpp: alltoallw_init with the caller's name and argument error.
+Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
+                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options);
+
 // The exchange's part: the element type and the fields bound.
 std::string check_binding(MPI_Datatype element, const std::vector<void*>& fields) {
   if (element == MPI_DATATYPE_NULL) return "element type is MPI_DATATYPE_NULL";
@@ -437,8 +443,14 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
 
 void HaloExchange::bind(const char* where) {
   const HaloPattern& pattern = *pattern_;
+  // The binding's errors are agreed on in the operation's agreement
+  // (detail::alltoallw_init): a rank with one makes no types and passes it on.
   const std::string error = detail::check_binding(layout_.element, fields_);
-  agree_on_errors(pattern.neighborhood().comm(), where, error);
+  if (!error.empty()) {
+    operation_ = detail::alltoallw_init(where, error, pattern.neighborhood(), MPI_BOTTOM, nullptr, nullptr, nullptr,
+                                        MPI_BOTTOM, nullptr, nullptr, nullptr, OperationOptions{});
+    throw Error(std::string(where) + ": " + error);  // not reached: the agreement throws
+  }
   ISO_MPI_CHECK(MPI_Type_size(layout_.element, &element_size_));
 
   const int d = layout_.dims();
@@ -484,9 +496,10 @@ void HaloExchange::bind(const char* where) {
       if (nfields == 1 && block_bytes(pattern.send_block(i)) > 0) send_displacements[i] = addresses[0];
       if (nfields == 1 && block_bytes(pattern.recv_block(i)) > 0) recv_displacements[i] = addresses[0];
     }
-    operation_ = alltoallw_init(pattern.neighborhood(), MPI_BOTTOM, counts.data(), send_displacements.data(),
-                                send_types.data(), MPI_BOTTOM, counts.data(), recv_displacements.data(), recv_types.data(),
-                                OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
+    operation_ = detail::alltoallw_init(where, {}, pattern.neighborhood(), MPI_BOTTOM, counts.data(),
+                                        send_displacements.data(), send_types.data(), MPI_BOTTOM, counts.data(),
+                                        recv_displacements.data(), recv_types.data(),
+                                        OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
   } catch (...) {
     operation_ = Operation();
     for (MPI_Datatype& type : types_) MPI_Type_free(&type);

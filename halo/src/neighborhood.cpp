@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
 #include <string>
 
@@ -29,8 +30,7 @@ void Comm::reset() {
   comm_ = MPI_COMM_NULL;
 }
 
-CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic, bool reorder) {
-  const char* where = "iso::CartComm";
+std::string CartComm::check(MPI_Comm parent, std::vector<int>& dims, std::vector<bool>& periodic) {
   int size = 0;
   ISO_MPI_CHECK(MPI_Comm_size(parent, &size));
   std::string error;
@@ -56,12 +56,72 @@ CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> per
     if (product != size)
       error = "process grid of " + std::to_string(product) + " processes for " + std::to_string(size) + " ranks";
   }
-  agree_on_errors(parent, where, error);
+  return error;
+}
+
+CartComm::CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic, bool reorder) {
+  agree_on_errors(parent, "iso::CartComm", check(parent, dims, periodic));
   std::vector<int> periods(periodic.begin(), periodic.end());
   MPI_Comm cart = MPI_COMM_NULL;
-  ISO_MPI_CHECK(MPI_Cart_create(parent, d, dims.data(), periods.data(), reorder ? 1 : 0, &cart));
-  comm_ = Comm(cart);
+  ISO_MPI_CHECK(MPI_Cart_create(parent, static_cast<int>(dims.size()), dims.data(), periods.data(), reorder ? 1 : 0,
+                                &cart));
+  comm_ = std::make_shared<Comm>(cart);
   geometry_ = CartGeometry{std::move(dims), std::move(periodic)};
+}
+
+namespace {
+
+// The communicators create_shared made, while a copy of each lives. Found by
+// value and checked against the parent's processes (MPI_Comm_compare), so a
+// freed parent whose handle comes back names no stale entry.
+struct SharedCart {
+  std::vector<int> dims;
+  std::vector<bool> periodic;
+  std::weak_ptr<Comm> comm;
+};
+std::mutex shared_carts_mutex;
+std::vector<SharedCart> shared_carts;
+
+}  // namespace
+
+std::unique_ptr<CartComm> CartComm::find_shared(MPI_Comm parent, const std::vector<int>& dims,
+                                                const std::vector<bool>& periodic) {
+  std::shared_ptr<Comm> comm;
+  {
+    const std::lock_guard<std::mutex> lock(shared_carts_mutex);
+    for (const SharedCart& entry : shared_carts) {
+      if (entry.dims != dims || entry.periodic != periodic) continue;
+      std::shared_ptr<Comm> live = entry.comm.lock();
+      if (!live) continue;
+      // Congruent: the same processes in the same order, another context.
+      int same = MPI_UNEQUAL;
+      ISO_MPI_CHECK(MPI_Comm_compare(live->get(), parent, &same));
+      if (same == MPI_CONGRUENT) {
+        comm = std::move(live);
+        break;
+      }
+    }
+  }
+  if (!comm) return nullptr;
+  std::unique_ptr<CartComm> found(new CartComm);
+  found->comm_ = std::move(comm);
+  found->geometry_ = CartGeometry{dims, periodic};
+  return found;
+}
+
+CartComm CartComm::create_shared(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic) {
+  std::vector<int> periods(periodic.begin(), periodic.end());
+  MPI_Comm cart = MPI_COMM_NULL;
+  ISO_MPI_CHECK(MPI_Cart_create(parent, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &cart));
+  CartComm made;
+  made.comm_ = std::make_shared<Comm>(cart);
+  made.geometry_ = CartGeometry{dims, periodic};
+  const std::lock_guard<std::mutex> lock(shared_carts_mutex);
+  shared_carts.erase(std::remove_if(shared_carts.begin(), shared_carts.end(),
+                                    [](const SharedCart& entry) { return entry.comm.expired(); }),
+                     shared_carts.end());
+  shared_carts.push_back(SharedCart{std::move(dims), std::move(periodic), made.comm_});
+  return made;
 }
 
 // The duplicate of a Cartesian communicator that its neighborhoods

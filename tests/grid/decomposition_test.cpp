@@ -242,6 +242,47 @@ TEST(Grid, SharesOrTakesItsDecomposition) {
   EXPECT_EQ(other.directions().size(), 4);
 }
 
+// A grid made from a communicator agrees on its stencil, depth and
+// decomposition in one collective call: what differs, or fails on one rank
+// only, is still the same error on every rank, and a grid made afterwards
+// works.
+TEST(Grid, FromACommunicatorItsChecksAreAgreedOnEveryRank) {
+  const int world = iso_test::world_size();
+  const int last = world - 1;
+  const bool erring = iso_test::world_rank() == last;
+  const std::array<long, 2> extent{8L * world, 8};
+  const std::string depth = error_of([&] {
+    Grid<2> g(MPI_COMM_WORLD, extent, {true, true}, Stencil::star(2, 1), {}, erring ? 0 : 1);
+  });
+  EXPECT_NE(depth.find("rank " + std::to_string(last) + ": halo depth must be >= 1, got 0"), std::string::npos)
+      << depth;
+  EXPECT_TRUE(same_on_all_ranks(depth)) << depth;
+  const std::string dims = error_of([&] {
+    Grid<2> g(MPI_COMM_WORLD, extent, {true, true}, erring ? Stencil::star(3, 1) : Stencil::star(2, 1));
+  });
+  EXPECT_NE(dims.find("rank " + std::to_string(last) + ": the stencil"), std::string::npos) << dims;
+  EXPECT_NE(dims.find("has 3 dimensions, the grid 2"), std::string::npos) << dims;
+  EXPECT_TRUE(same_on_all_ranks(dims)) << dims;
+  if (world > 1) {
+    const std::string differs = error_of([&] {
+      Grid<2> g(MPI_COMM_WORLD, extent, {true, true}, Stencil::star(2, 1), {}, erring ? 2 : 1);
+    });
+    EXPECT_NE(differs.find("the stencils (offsets or weights) or the halo depths differ"), std::string::npos)
+        << differs;
+    EXPECT_TRUE(same_on_all_ranks(differs)) << differs;
+    // The decomposition's own mismatch is named first.
+    const std::string both = error_of([&] {
+      Grid<2> g(MPI_COMM_WORLD, {8L * world, erring ? 9L : 8L}, {true, true}, Stencil::star(2, 1), {},
+                erring ? 2 : 1);
+    });
+    EXPECT_NE(both.find("the global extent, periodic flags or process grid sizes differ"), std::string::npos)
+        << both;
+    EXPECT_TRUE(same_on_all_ranks(both)) << both;
+  }
+  Grid<2> grid(MPI_COMM_WORLD, extent, {true, true}, Stencil::star(2, 1), {}, 2);
+  EXPECT_EQ(grid.depth(), 2);
+}
+
 TEST(Grid, MismatchedDimensionsAndFields) {
   const int world = iso_test::world_size();
   auto decomposition = std::make_shared<const Decomposition>(

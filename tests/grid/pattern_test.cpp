@@ -141,5 +141,28 @@ TEST(HaloPattern, BindingErrorsAreTheSameOnEveryRank) {
   }
 }
 
+// The binding's check rides in the operation's agreement: an error on one
+// rank only is still the same error on every rank.
+TEST(HaloPattern, ABindingErrorOnOneRankIsAnErrorOnEveryRank) {
+  iso::CartComm cart(MPI_COMM_WORLD, {0}, {true});
+  const auto pattern = std::make_shared<const iso::HaloPattern>(
+      cart.get(), std::vector<int>{3}, iso::stencil_geometry(iso::OffsetList::moore(1, 1)));
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  std::vector<double> a(5), b(5);
+  const int erring = size - 1;
+  try {
+    iso::HaloExchange halo(pattern, MPI_DOUBLE, {a.data(), rank == erring ? nullptr : b.data()});
+    ADD_FAILURE() << "a null field on rank " << erring << " accepted";
+  } catch (const iso::Error& e) {
+    const std::string expected = "rank " + std::to_string(erring) + ": field 1 is a null pointer";
+    EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+  }
+  // And the exchange still works afterwards on every rank.
+  iso::HaloExchange halo(pattern, MPI_DOUBLE, {a.data(), b.data()});
+  halo.run();
+}
+
 }  // namespace
 }  // namespace grid_test

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace iso {
 
@@ -32,6 +33,25 @@ void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string&
 /// every layer: the library, the grid, the kernels, decks and the driver.
 void agree_on_errors(MPI_Comm comm, const std::string& where, const std::string& local_error,
                      std::uint64_t fingerprint, const std::string& what_must_match);
+
+/// agree_on_errors, and in the same collective call whether `mine` holds on
+/// every rank (the return value): a layer asks whether every rank found
+/// something in a local cache, so that all reuse it or all rebuild it
+/// collectively, without a collective call of its own.
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error, bool mine);
+/// The same with a fingerprint (as the overload above).
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             std::uint64_t fingerprint, const std::string& what_must_match, bool mine);
+
+/// A fingerprint that must be the same on every rank, and what it stands for.
+struct MustMatch {
+  std::uint64_t fingerprint = 0;
+  std::string what;
+};
+/// The same with several fingerprints, so that layers fold their agreements
+/// into one collective call: the first that differs is the error.
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine);
 
 /// Mixes `value` into a fingerprint (for agree_on_errors).
 inline std::uint64_t mix_fingerprint(std::uint64_t hash, std::uint64_t value) {

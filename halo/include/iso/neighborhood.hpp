@@ -34,15 +34,35 @@ private:
 
 /// A Cartesian communicator of `parent`'s processes. Zero entries of `dims` are
 /// chosen by MPI_Dims_create; `periodic` defaults to all true when empty.
+/// Copies share the communicator (freed with the last copy).
 class CartComm {
 public:
   CartComm(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic = {},
            bool reorder = false);
-  MPI_Comm get() const { return comm_.get(); }
+  MPI_Comm get() const { return comm_ ? comm_->get() : MPI_COMM_NULL; }
   const CartGeometry& geometry() const { return geometry_; }
+  /// Shared by the copies of this communicator and by no other: an identity
+  /// for caches kept per communicator (a handle value comes back once freed).
+  std::shared_ptr<const void> owner() const { return comm_; }
+
+  /// The constructor's checks, local (no communication): completes `dims`
+  /// (MPI_Dims_create) and `periodic` (all true when empty); returns the
+  /// error, empty when there is none.
+  static std::string check(MPI_Comm parent, std::vector<int>& dims, std::vector<bool>& periodic);
+  /// Shared communicators for layers that make many equal ones (a grid per
+  /// run or per test): find_shared is local and gives a live communicator
+  /// that create_shared made with these completed `dims` and `periodic`
+  /// over the processes of `parent` in its order, or nothing. Callers agree
+  /// that every rank found one before using it (iso::agree_on_errors_and_all),
+  /// and call create_shared, collective and without an agreement of its own,
+  /// with arguments every rank checked and agreed on. No reordering.
+  static std::unique_ptr<CartComm> find_shared(MPI_Comm parent, const std::vector<int>& dims,
+                                               const std::vector<bool>& periodic);
+  static CartComm create_shared(MPI_Comm parent, std::vector<int> dims, std::vector<bool> periodic);
 
 private:
-  Comm comm_;
+  CartComm() = default;
+  std::shared_ptr<Comm> comm_;
   CartGeometry geometry_;
 };
 

@@ -3,6 +3,7 @@
 // one cell more than the others.
 #pragma once
 
+#include "iso/error.hpp"
 #include "iso/neighborhood.hpp"
 
 #include <mpi.h>
@@ -22,13 +23,25 @@ public:
   Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic = {},
                 std::vector<int> process_dims = {});
 
+  /// What a layer above agrees on in the decomposition's own agreement (the
+  /// grid: its stencil and depth), so that both cost one collective call:
+  /// its local error and a fingerprint that must match on every rank.
+  struct AlsoAgreed {
+    std::string error;
+    iso::MustMatch must_match;
+  };
+  Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                std::vector<int> process_dims, const AlsoAgreed& also);
+
   /// The process grid MPI_Dims_create gives `num_procs` processes in `dims`
   /// dimensions with the nonzero entries of `fixed` kept (what the constructor
   /// uses); throws iso::Error when the fixed entries do not divide num_procs.
   static std::vector<int> choose_process_dims(int num_procs, std::vector<int> fixed);
 
   int dims() const { return static_cast<int>(global_extent_.size()); }
-  /// The Cartesian communicator (owned; row-major ranks, no reordering).
+  /// The Cartesian communicator (row-major ranks, no reordering), shared with
+  /// the live decompositions of equal process grid and periods over the same
+  /// processes (docs/design/halo-exchange.md#shared-communicators-and-patterns).
   MPI_Comm comm() const { return cart_.get(); }
   const iso::CartComm& cart() const { return cart_; }
   const iso::CartGeometry& geometry() const { return cart_.geometry(); }
@@ -56,6 +69,9 @@ public:
   std::string describe() const;
 
 private:
+  Decomposition(MPI_Comm comm, std::vector<long> global_extent, std::vector<bool> periodic,
+                std::vector<int> process_dims, const AlsoAgreed* also);
+
   std::vector<long> global_extent_;
   iso::CartComm cart_;
   int rank_ = 0;

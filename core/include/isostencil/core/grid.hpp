@@ -47,16 +47,32 @@ namespace detail {
 /// extent); returns the halo geometry of `halo_stencil` (the stencil
 /// repeated `depth` times).
 iso::HaloGeometry grid_geometry(const char* where, const Decomposition& decomposition,
-                                const Stencil& stencil, const Stencil& halo_stencil, int depth, int dims);
+                                const Stencil& stencil, const Stencil& halo_stencil, int depth, int dims,
+                                bool agreed = false);
+/// Local: grid_geometry's checks and fingerprint, for a grid that makes its
+/// decomposition and agrees on both at once (then grid_geometry(agreed)).
+Decomposition::AlsoAgreed grid_agreement(int decomposition_dims, const Stencil& stencil,
+                                         const Stencil& halo_stencil, int depth, int dims);
 /// The halo patterns of a grid and its copies, made on first use, one per
-/// distinct HaloOptions (creation is collective, as every exchange's).
+/// distinct HaloOptions (creation is collective, as every exchange's). A
+/// pattern made here is also found (find) by other grids on the same shared
+/// communicator with the same subdomain, geometry and options while it lives,
+/// which they use once every rank found it (docs/design/grid.md).
 class HaloPatterns {
 public:
   std::shared_ptr<const HaloPattern> get(const Decomposition& decomposition,
                                          const std::vector<int>& interior,
                                          const iso::HaloGeometry& geometry,
                                          const std::vector<long>& global_offset,
-                                         const HaloOptions& options);
+                                         const HaloOptions& options,
+                                         std::shared_ptr<const HaloPattern> found_everywhere = nullptr);
+  /// Local: this grid's pattern for `options`, or a live one of equal
+  /// arguments that another grid made; null when there is none.
+  std::shared_ptr<const HaloPattern> find(const Decomposition& decomposition,
+                                          const std::vector<int>& interior,
+                                          const iso::HaloGeometry& geometry,
+                                          const std::vector<long>& global_offset,
+                                          const HaloOptions& options) const;
 
 private:
   std::vector<std::pair<HaloOptions, std::shared_ptr<const HaloPattern>>> made_;
@@ -85,23 +101,7 @@ public:
   /// (the stencil repeated k times, halo_stencil()), so one exchange serves k
   /// updates over shrinking boxes (docs/design/halo-exchange.md#deep-halos).
   Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil, int depth = 1)
-      : decomposition_(std::move(decomposition)),
-        stencil_(std::move(stencil)),
-        depth_(checked_depth(depth)),
-        halo_stencil_(stencil_.repeated(depth_)),
-        geometry_(
-            detail::grid_geometry("isostencil::core::Grid", *decomposition_, stencil_, halo_stencil_, depth_, D)),
-        reach_(stencil_.geometry().widths),
-        patterns_(std::make_shared<detail::HaloPatterns>()) {
-    for (int j = 0; j < D; ++j) {
-      ghost_lo_[j] = geometry_.widths.lo[j];
-      ghost_hi_[j] = geometry_.widths.hi[j];
-      interior_[j] = decomposition_->local_extent()[j];
-      field_extent_[j] = ghost_lo_[j] + interior_[j] + ghost_hi_[j];
-      global_extent_[j] = decomposition_->global_extent()[j];
-      global_offset_[j] = decomposition_->global_offset()[j];
-    }
-  }
+      : Grid(std::move(decomposition), std::move(stencil), checked_depth(depth), false) {}
   Grid(Decomposition&& decomposition, Stencil stencil, int depth = 1)
       : Grid(std::make_shared<const Decomposition>(std::move(decomposition)), std::move(stencil),
              depth) {}
@@ -112,8 +112,10 @@ public:
       : Grid(std::make_shared<const Decomposition>(
                  comm, std::vector<long>(global_extent.begin(), global_extent.end()),
                  std::vector<bool>(periodic.begin(), periodic.end()),
-                 std::vector<int>(process_dims.begin(), process_dims.end())),
-             std::move(stencil), depth) {}
+                 std::vector<int>(process_dims.begin(), process_dims.end()),
+                 // The grid's checks ride in the decomposition's agreement.
+                 detail::grid_agreement(D, stencil, depth >= 1 ? stencil.repeated(depth) : stencil, depth, D)),
+             stencil, depth, true) {}
 
   /// The same decomposition and stencil with halos of depth `depth`
   /// (collective, as the constructor).
@@ -303,6 +305,26 @@ public:
   }
 
 private:
+  // `agreed`: the caller agreed on grid_agreement's checks (and depth >= 1).
+  Grid(std::shared_ptr<const Decomposition> decomposition, Stencil stencil, int depth, bool agreed)
+      : decomposition_(std::move(decomposition)),
+        stencil_(std::move(stencil)),
+        depth_(depth),
+        halo_stencil_(stencil_.repeated(depth_)),
+        geometry_(detail::grid_geometry("isostencil::core::Grid", *decomposition_, stencil_, halo_stencil_, depth_, D,
+                                        agreed)),
+        reach_(stencil_.geometry().widths),
+        patterns_(std::make_shared<detail::HaloPatterns>()) {
+    for (int j = 0; j < D; ++j) {
+      ghost_lo_[j] = geometry_.widths.lo[j];
+      ghost_hi_[j] = geometry_.widths.hi[j];
+      interior_[j] = decomposition_->local_extent()[j];
+      field_extent_[j] = ghost_lo_[j] + interior_[j] + ghost_hi_[j];
+      global_extent_[j] = decomposition_->global_extent()[j];
+      global_offset_[j] = decomposition_->global_offset()[j];
+    }
+  }
+
   static int checked_depth(int depth) {
     if (depth < 1)
       throw iso::Error("isostencil::core::Grid: halo depth must be >= 1, got " +
@@ -403,9 +425,17 @@ private:
         !host_space_reaches)
       error = std::string("no execution space of this build can access the fields' memory (") +
               memory_space::name() + ") for the packed transport's kernels";
-    iso::agree_on_errors(decomposition_->comm(), where, error);
+    // The agreement also asks whether every rank holds a pattern to reuse
+    // (this grid's, or another grid's of equal arguments), so that reuse
+    // costs no collective call of its own.
+    const std::vector<int> interior(interior_.begin(), interior_.end());
+    const std::vector<long> offset(global_offset_.begin(), global_offset_.end());
+    std::shared_ptr<const HaloPattern> found =
+        error.empty() ? patterns_->find(*decomposition_, interior, geometry_, offset, options) : nullptr;
+    const bool everywhere = iso::agree_on_errors_and_all(decomposition_->comm(), where, error, found != nullptr);
     binding.decomposition = decomposition_;
-    binding.pattern = halo_pattern(options);
+    binding.pattern = patterns_->get(*decomposition_, interior, geometry_, offset, options,
+                                     everywhere ? std::move(found) : nullptr);
     binding.element = mpi_datatype<value_type>::get();
     return HaloExchange(std::move(binding));
   }
