@@ -219,6 +219,7 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
   std::vector<BlockRef> merged;
+  StepMessages posted;
   for (const ExecutionStep& step : execution_steps(schedule, ports, self_rank)) {
     double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
     double first = model.delta;  // what the message whose start-up counts would add as a further one
@@ -241,9 +242,10 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
         for (BlockRef to : round.recv) local += copy_seconds(to);
     }
     // Priced as posted: the rounds of one partner in one message.
-    for (const StepMessage& posted : step_messages(schedule, step, self_rank)) {
-      const std::vector<BlockRef>& refs = step_message_entries(schedule, posted, merged);
-      if (posted.sending)
+    step_messages(schedule, step, self_rank, posted);
+    for (const StepMessage& one : posted.messages) {
+      const std::vector<BlockRef>& refs = step_message_entries(schedule, posted, one, merged);
+      if (one.sending)
         message(refs, sends, sent, sent_extra);
       else
         message(refs, receives, received, received_extra);

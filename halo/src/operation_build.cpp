@@ -452,6 +452,7 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
   out.moves.reserve(entries);
   const std::vector<BlockRef> none;
   std::vector<BlockRef> merged;
+  StepMessages posted;
   for (const ExecutionStep& step : execution_steps(plan, ports, self)) {
     out.step_begin.push_back(static_cast<int>(out.messages.size()));
     out.move_begin.push_back(static_cast<int>(out.moves.size()));
@@ -463,8 +464,9 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
     }
     // One message per partner and direction (step_messages): the rounds'
     // entries in round order, which is the order the partner lists them in.
-    for (const StepMessage& message : step_messages(plan, step, self)) {
-      const std::vector<BlockRef>& listed = step_message_entries(plan, message, merged);
+    step_messages(plan, step, self, posted);
+    for (const StepMessage& message : posted.messages) {
+      const std::vector<BlockRef>& listed = step_message_entries(plan, posted, message, merged);
       if (message.sending)
         add_messages(listed, message.peer, none, -1, message.round_index);
       else

@@ -8,7 +8,6 @@
 #include <map>
 #include <numeric>
 #include <set>
-#include <unordered_map>
 #include <utility>
 
 namespace iso {
@@ -93,41 +92,42 @@ long Schedule::blocks_sent() const {
   return n;
 }
 
-std::vector<StepMessage> step_messages(const Schedule& schedule, const ExecutionStep& step, int self_rank) {
-  std::vector<StepMessage> receives, sends;
-  // Per direction, the message of each partner so far (a step of linear
-  // has up to s rounds).
-  std::unordered_map<int, std::size_t> from, to;
-  auto add = [&](std::vector<StepMessage>& list, std::unordered_map<int, std::size_t>& of, bool sending, int peer,
-                 int r) {
-    if (schedule.merges_partners) {
-      const auto [at, fresh] = of.emplace(peer, list.size());
-      if (!fresh) {
-        list[at->second].rounds.push_back(r);
-        return;
-      }
+void step_messages(const Schedule& schedule, const ExecutionStep& step, int self_rank, StepMessages& out) {
+  out.messages.clear();
+  out.rounds.clear();
+  for (const bool sending : {false, true}) {
+    // (partner, round) of every message of this direction; grouped by
+    // partner where the schedule merges them (a sort: a step of linear has
+    // up to s rounds; no allocation once the buffers have grown).
+    std::vector<std::pair<int, int>>& pairs = out.scratch;
+    pairs.clear();
+    for (int r = step.first; r < step.last; ++r) {
+      const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
+      if (is_local_round(round, self_rank)) continue;
+      const int peer = sending ? round.send_rank : round.recv_rank;
+      if (peer >= 0 && !(sending ? round.send : round.recv).empty()) pairs.emplace_back(peer, r);
     }
-    list.push_back({sending, peer, schedule.rounds[static_cast<std::size_t>(r)].index, {r}});
-  };
-  for (int r = step.first; r < step.last; ++r) {
-    const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
-    if (is_local_round(round, self_rank)) continue;
-    if (round.recv_rank >= 0 && !round.recv.empty()) add(receives, from, false, round.recv_rank, r);
-    if (round.send_rank >= 0 && !round.send.empty()) add(sends, to, true, round.send_rank, r);
+    if (schedule.merges_partners) std::sort(pairs.begin(), pairs.end());
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      const int at = static_cast<int>(out.rounds.size());
+      if (!schedule.merges_partners || k == 0 || pairs[k].first != pairs[k - 1].first)
+        out.messages.push_back(
+            {sending, pairs[k].first, schedule.rounds[static_cast<std::size_t>(pairs[k].second)].index, at, at});
+      out.rounds.push_back(pairs[k].second);
+      out.messages.back().last = at + 1;
+    }
   }
-  receives.insert(receives.end(), sends.begin(), sends.end());
-  return receives;
 }
 
-const std::vector<BlockRef>& step_message_entries(const Schedule& schedule, const StepMessage& message,
-                                                  std::vector<BlockRef>& scratch) {
-  auto entries_of = [&](int r) -> const std::vector<BlockRef>& {
-    const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
+const std::vector<BlockRef>& step_message_entries(const Schedule& schedule, const StepMessages& step,
+                                                  const StepMessage& message, std::vector<BlockRef>& scratch) {
+  auto entries_of = [&](int k) -> const std::vector<BlockRef>& {
+    const Round& round = schedule.rounds[static_cast<std::size_t>(step.rounds[static_cast<std::size_t>(k)])];
     return message.sending ? round.send : round.recv;
   };
-  if (message.rounds.size() == 1) return entries_of(message.rounds.front());
+  if (message.last - message.first == 1) return entries_of(message.first);
   scratch.clear();
-  for (int r : message.rounds) scratch.insert(scratch.end(), entries_of(r).begin(), entries_of(r).end());
+  for (int k = message.first; k < message.last; ++k) scratch.insert(scratch.end(), entries_of(k).begin(), entries_of(k).end());
   return scratch;
 }
 

@@ -312,11 +312,14 @@ std::string step_messages_violation(const std::vector<Schedule>& all, int ports)
   std::map<std::tuple<int, int, int, bool>, std::vector<int>> posted;
   for (std::size_t rank = 0; rank < all.size(); ++rank) {
     const Schedule& schedule = all[rank];
+    iso::StepMessages step_posts;
     for (const iso::ExecutionStep& step : iso::execution_steps(schedule, ports, static_cast<int>(rank))) {
       std::set<std::pair<int, bool>> partners;
-      for (const iso::StepMessage& message : iso::step_messages(schedule, step, static_cast<int>(rank))) {
+      iso::step_messages(schedule, step, static_cast<int>(rank), step_posts);
+      for (const iso::StepMessage& message : step_posts.messages) {
         std::vector<int> indices;
-        for (int r : message.rounds) indices.push_back(schedule.rounds[static_cast<std::size_t>(r)].index);
+        for (int k = message.first; k < message.last; ++k)
+          indices.push_back(schedule.rounds[static_cast<std::size_t>(step_posts.rounds[static_cast<std::size_t>(k)])].index);
         if (indices.empty() || indices.front() != message.round_index)
           return "rank " + std::to_string(rank) + ": a message not tagged with its first round";
         if (!partners.insert({message.peer, message.sending}).second && schedule.merges_partners)

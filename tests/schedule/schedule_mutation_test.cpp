@@ -242,11 +242,14 @@ TEST(ScheduleStepMessages, OnePerPartnerAndDirection) {
       ASSERT_EQ(all.size(), 2u);
       EXPECT_EQ(step_messages_violation(all, 0), "") << describe(v, grid, a, c);
       long messages = 0;
-      for (const iso::ExecutionStep& step : iso::execution_steps(all[0], 0, 0))
-        for (const iso::StepMessage& message : iso::step_messages(all[0], step, 0)) {
+      iso::StepMessages posted;
+      for (const iso::ExecutionStep& step : iso::execution_steps(all[0], 0, 0)) {
+        iso::step_messages(all[0], step, 0, posted);
+        for (const iso::StepMessage& message : posted.messages) {
           EXPECT_EQ(message.peer, 1);
           ++messages;
         }
+      }
       // One each way: linear's 18 rounds to the other process, torus's two
       // of dimension 0 (dimensions 1 and 2 are copies).
       EXPECT_EQ(messages, 2) << describe(v, grid, a, c);
@@ -259,8 +262,11 @@ TEST(ScheduleStepMessages, OnePerPartnerAndDirection) {
   for (std::size_t rank = 0; rank < mesh.size(); ++rank) {
     EXPECT_FALSE(mesh[rank].merges_partners);
     long messages = 0;
-    for (const iso::ExecutionStep& step : iso::execution_steps(mesh[rank], 0, static_cast<int>(rank)))
-      messages += static_cast<long>(iso::step_messages(mesh[rank], step, static_cast<int>(rank)).size());
+    iso::StepMessages posted;
+    for (const iso::ExecutionStep& step : iso::execution_steps(mesh[rank], 0, static_cast<int>(rank))) {
+      iso::step_messages(mesh[rank], step, static_cast<int>(rank), posted);
+      messages += static_cast<long>(posted.messages.size());
+    }
     long rounds = 0;
     for (const iso::Round& round : mesh[rank].rounds) rounds += !round.send.empty() + !round.recv.empty();
     EXPECT_EQ(messages, rounds);

@@ -17,6 +17,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace iso {
@@ -190,27 +191,35 @@ inline bool is_local_round(const Round& round, int self_rank) {
 /// process, which keeps them deadlock-free even where processes group
 /// differently (docs/design/schedules.md#steps-and-ports).
 std::vector<ExecutionStep> execution_steps(const Schedule& schedule, int ports = 0, int self_rank = -1);
-/// One message an execution step posts: the entries of `rounds` (positions in
-/// Schedule::rounds, ascending), concatenated in that order, to or from
-/// `peer`, tagged with the first round's index.
+/// One message an execution step posts: the entries of its rounds
+/// (StepMessages::rounds[first, last), positions in Schedule::rounds,
+/// ascending), concatenated in that order, to or from `peer`, tagged with
+/// the first round's index.
 struct StepMessage {
   bool sending = false;
   int peer = -1;
   int round_index = 0;
-  std::vector<int> rounds;
+  int first = 0, last = 0;
 };
-/// The messages of one step at process `self_rank`, receives first, local
-/// rounds left out. Where the schedule merges partners (every dimension
-/// periodic), the rounds of the step that go to one process share a
-/// message, and so do the rounds that come from one: 2 processes along a
-/// periodic dimension are the partner of both its directions. Both sides
-/// find the same rounds, in the same order, since every process groups the
-/// same steps (docs/design/schedules.md#one-message-per-partner).
-std::vector<StepMessage> step_messages(const Schedule& schedule, const ExecutionStep& step, int self_rank);
+/// The messages of one step; the buffers are reused from call to call.
+struct StepMessages {
+  std::vector<StepMessage> messages;  ///< receives first
+  std::vector<int> rounds;            ///< each message's rounds, message by message
+  std::vector<std::pair<int, int>> scratch;
+};
+/// Fills `out` with the messages of one step at process `self_rank`,
+/// receives first, local rounds left out. Where the schedule merges
+/// partners (every dimension periodic), the rounds of the step that go to
+/// one process share a message, and so do the rounds that come from one: 2
+/// processes along a periodic dimension are the partner of both its
+/// directions. Both sides find the same rounds, in the same order, since
+/// every process groups the same steps
+/// (docs/design/schedules.md#one-message-per-partner).
+void step_messages(const Schedule& schedule, const ExecutionStep& step, int self_rank, StepMessages& out);
 /// A step message's entries: its rounds' send (or receive) lists in round
 /// order; `scratch` holds them where there are several rounds.
-const std::vector<BlockRef>& step_message_entries(const Schedule& schedule, const StepMessage& message,
-                                                  std::vector<BlockRef>& scratch);
+const std::vector<BlockRef>& step_message_entries(const Schedule& schedule, const StepMessages& step,
+                                                  const StepMessage& message, std::vector<BlockRef>& scratch);
 /// Predicted seconds of one schedule as an operation runs it (steps above):
 /// a step costs the largest message start-up among its messages, delta per
 /// further eager message and delta_large per further rendezvous message (the
