@@ -1,6 +1,7 @@
 #include "iso/halo_exchange.hpp"
 
 #include "iso/error.hpp"
+#include "operation_internal.hpp"
 #include "smpi_compat.hpp"
 
 #include <algorithm>
@@ -263,12 +264,6 @@ std::string compare_cells(const ArrayLayout& layout, const void* first, const vo
 }
 
 namespace detail {
-
-// collectives.cpp: alltoallw_init with the caller's name and argument error.
-Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
-                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options);
 
 // The exchange's part: the element type and the fields bound.
 std::string check_binding(MPI_Datatype element, const std::vector<void*>& fields) {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -329,6 +330,14 @@ struct Operation::Impl {
 Operation make_operation(std::unique_ptr<Operation::Impl> impl);
 
 namespace detail {
+
+// alltoallw_init with the caller's name and its own argument error, which
+// rides in the operation's agreement (collectives.cpp; a halo exchange's
+// binding check, halo_exchange.cpp).
+Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
+                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options);
 
 // Algorithm::mpi (native_collective.cpp).
 std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, Collective collective,
