@@ -9,7 +9,7 @@
 //   ghost   DMGlobalToLocalBegin/End (INSERT_VALUES) vs our 27-point halo
 //           exchange (run(): start + wait), algorithm auto (the contender)
 //           and, for the analysis, linear, torus and direct; all take turns
-//           within each repetition
+//           within each repetition, in an order drawn afresh for each
 //   jacobi  one 7-point Jacobi step (ghost update + sweep) with DMDA: the
 //           global-to-local update, then DMDAVecGetArray loops over the owned
 //           cells; vs kernels::Jacobi<3> (star Laplacian, no residual,
@@ -43,9 +43,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 #include <functional>
+#include <sstream>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -291,7 +293,9 @@ void measure_ghost(const Settings& s, SizeRows& out) {
     halo.run();
     iso::agree_on_errors(MPI_COMM_WORLD, "ghost update check", check_ghosts(grid, u, da, local));
   }
-  // Contender 0 is DMDA, then ours; they take turns within each repetition.
+  // Contender 0 is DMDA, then ours; they take turns within each repetition, in an order drawn
+  // afresh for each (the same on every rank): a fixed rotation let one contender follow DMDA's
+  // 16 MiB copy in most repetitions, and at 128^3 the one that follows it runs ~2x slower.
   std::vector<std::function<void()>> ops;
   ops.emplace_back([&] {
     PCHECK(DMGlobalToLocalBegin(da, global, INSERT_VALUES, local));
@@ -301,14 +305,18 @@ void measure_ghost(const Settings& s, SizeRows& out) {
   for (int w = 0; w < 3; ++w)
     for (auto& op : ops) op();
   std::vector<std::vector<double>> times(ops.size());
-  for (int r = 0; r < s.reps; ++r)
-    for (std::size_t turn = 0; turn < ops.size(); ++turn) {
-      const std::size_t c = (turn + static_cast<std::size_t>(r)) % ops.size();
+  std::vector<std::size_t> order(ops.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::mt19937 draw(20261206);
+  for (int r = 0; r < s.reps; ++r) {
+    std::shuffle(order.begin(), order.end(), draw);
+    for (const std::size_t c : order) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double start = MPI_Wtime();
       ops[c]();
       times[c].push_back(isobench::max_over_ranks(MPI_COMM_WORLD, MPI_Wtime() - start));
     }
+  }
   out.add("ghost27", "dmda", isobench::tukey_median(times[0], s.tukey));
   for (std::size_t h = 0; h < halos.size(); ++h)
     out.add("ghost27", h == 0 ? "isostencil" : "isostencil-" + names[h], isobench::tukey_median(times[h + 1], s.tukey),
