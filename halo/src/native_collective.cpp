@@ -136,7 +136,7 @@ std::unique_ptr<Operation::Impl> build_native(const Neighborhood& neighborhood, 
   impl->graph = Comm(graph);
   impl->requests.assign(1, MPI_REQUEST_NULL);
   plan->step_begin = {0, 1};
-  plan->move_begin = {0, 0};
+  plan->move_begin = {0, 0, 0};
   plan->unpack_begin = {0, 0};
   impl->plan = std::move(plan);
   impl->bases.assign(region_image, 0);

@@ -477,11 +477,19 @@ std::unique_ptr<Operation::Impl> build_scheduled(const Neighborhood& neighborhoo
       for (const LocalCopy& copy : plan.copies) from.push_back(copy.from), to.push_back(copy.to);
       if (!add_moves(from, to)) add_messages(from, self, to, self, plan.num_global_rounds);
     }
+    // Packs into send images first, since the step's messages carry them;
+    // then the copies to itself, made while the messages travel (no message
+    // of the step touches their slots: execution_steps). At 8^3 on 2 ranks
+    // the 8 blocks a rank sends itself took ~0.5 us before its one message.
+    const auto step_moves = out.moves.begin() + out.move_begin.back();
+    const auto after = std::stable_partition(step_moves, out.moves.end(),
+                                             [](const LocalMove& m) { return m.to_region >= region_image; });
+    out.move_begin.push_back(static_cast<int>(after - out.moves.begin()));
     // A step with nothing to do is left out.
     if (out.step_begin.back() == static_cast<int>(out.messages.size()) &&
-        out.move_begin.back() == static_cast<int>(out.moves.size())) {
+        out.move_begin[out.move_begin.size() - 2] == static_cast<int>(out.moves.size())) {
       out.step_begin.pop_back();
-      out.move_begin.pop_back();
+      out.move_begin.resize(out.move_begin.size() - 2);
       out.unpack_begin.pop_back();
     }
   }

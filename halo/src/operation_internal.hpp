@@ -234,7 +234,10 @@ struct ExecutionPlan {
   std::shared_ptr<const Schedule> schedule;
   int ports = 0;
   std::vector<LocalMove> moves;
-  std::vector<int> move_begin;  // step k makes moves [move_begin[k], move_begin[k+1]) first
+  // Step k makes moves [move_begin[2k], move_begin[2k+1]) before its
+  // messages start (packs into send images) and [move_begin[2k+1],
+  // move_begin[2k+2]) after (copies no message of the step touches).
+  std::vector<int> move_begin;
   std::vector<LocalMove> unpacks;
   std::vector<int> unpack_begin;  // ... and unpacks [unpack_begin[k], unpack_begin[k+1]) once done
   std::vector<int> step_begin;  // step k uses requests [step_begin[k], step_begin[k+1])
@@ -312,6 +315,7 @@ struct Operation::Impl {
   // The progress engine (progress.cpp): every wait or test advances all
   // active operations of the process, kept in an intrusive list.
   void post(int step);
+  void post_fresh(int first, int last);  // requests [first, last) made anew (Posting::fresh)
   void move(const detail::LocalMove& m);
   void make_moves(const std::vector<detail::LocalMove>& list, int begin, int end);
   static Impl*& active_head();
