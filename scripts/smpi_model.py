@@ -205,6 +205,42 @@ def layout_figures(p, procs, offsets):
     return lat_max, worst, len(offsets)
 
 
+def class_figures(p, procs, offsets):
+    """The layout's route off the node (one rank a core, nodes filled in
+    order): (the largest latency of a message that leaves its node, the
+    seconds a byte of such a message takes: the most loaded shared link's
+    time in the one-step exchange over the most blocks one rank sends off
+    its node, whose bytes then take the link's time); (None, None) where no
+    message leaves a node."""
+    n = 1
+    for x in procs:
+        n *= x
+    load, cap, lat_max, most = {}, {}, 0.0, 0
+    for rank in range(n):
+        c, rest = [], rank
+        for x in reversed(procs):
+            c.append(rest % x)
+            rest //= x
+        c.reverse()
+        off = 0
+        for o in offsets:
+            peer = 0
+            for k, x in enumerate(procs):
+                peer = peer * x + (c[k] + o[k]) % x
+            if rank // p.cores == peer // p.cores:
+                continue
+            off += 1
+            lat, links = p.route(rank // p.cores, peer // p.cores)
+            lat_max = max(lat_max, lat)
+            for link, capacity in links:
+                load[link] = load.get(link, 0) + 1
+                cap[link] = capacity
+        most = max(most, off)
+    if not most:
+        return None, None
+    return lat_max, max(load[k] / cap[k] for k in load) / most
+
+
 def faces_figures(p, procs, offsets):
     """layout_figures of a combining step: every rank sends to its two face
     neighbors of one dimension at once (torus's and direct's steps); the
@@ -218,7 +254,7 @@ def faces_figures(p, procs, offsets):
     return worst
 
 
-def derive(p, procs=None, offsets=None, pattern="all"):
+def derive(p, procs=None, offsets=None, pattern="all", form="classes"):
     ois = piecewise(p.cfg["smpi/ois"], 8)
     orecv = piecewise(p.cfg["smpi/or"], 8)
     ois_large = piecewise(p.cfg["smpi/ois"], p.thresh)
@@ -230,7 +266,7 @@ def derive(p, procs=None, offsets=None, pattern="all"):
         lat, links = p.route(0, p.nodes - 1)
         worst, blocks = p.cores / min(c for _, c in links), 1
     beta = worst / blocks
-    return {
+    model = {
         "version": 2,
         "alpha": ois + lat + orecv,
         "beta": beta,
@@ -241,7 +277,24 @@ def derive(p, procs=None, offsets=None, pattern="all"):
         "beta_large": beta,
         "delta_large": ois_large,
         "beta_copy": 1e-15,
-    }, lat, worst, blocks
+    }
+    if form == "one":  # one route class, posting and transfer adding (the files before 2026-12-06 06:30)
+        return model, lat, worst, blocks
+    if procs and p.cores > 1 and pattern == "all":
+        # Two route classes: on the node the loopback (flows do not share
+        # it), off it the latency and contention of the messages that leave.
+        lo_lat, lo_beta = p.route(0, 0)[0], 1.0 / (p.lo_bw or p.bw)
+        remote_lat, remote_beta = class_figures(p, procs, offsets)
+        if remote_lat is None:  # one node: every message stays on it
+            remote_lat, remote_beta = lo_lat, lo_beta
+        model.update(alpha=ois + remote_lat + orecv, alpha_large=ois_large + remote_lat, beta=remote_beta,
+                     beta_large=remote_beta, ranks_per_node=p.cores, alpha_node=ois + lo_lat + orecv,
+                     beta_node=lo_beta)
+        lat = remote_lat
+    # A rank posts its sends one after another (ois each): the bytes of those
+    # already posted flow meanwhile.
+    model["delta_post"] = ois
+    return model, lat, worst, blocks
 
 
 def main():
@@ -254,6 +307,9 @@ def main():
     ap.add_argument("--pattern", default="all", choices=("all", "faces"),
                     help="the exchange whose contention sets beta: every neighbor at once (default) or a "
                          "combining step (face neighbors of one dimension)")
+    ap.add_argument("--form", default="classes", choices=("classes", "one"),
+                    help="two route classes (on and off the node) and posting overlapping transfer (default), "
+                         "or one class with posting and transfer adding (the files before 2026-12-06)")
     a = ap.parse_args()
     p = Platform(a.platform)
     procs = offsets = None
@@ -269,7 +325,7 @@ def main():
             total *= x
         if total > p.cores * p.nodes:
             sys.exit(f"smpi_model: {total} ranks do not fit {p.nodes} nodes of {p.cores} cores")
-    model, lat, worst, blocks = derive(p, procs, offsets, a.pattern)
+    model, lat, worst, blocks = derive(p, procs, offsets, a.pattern, a.form)
     with open(a.output, "w") as f:
         f.write(f"# isostencil cost model derived by scripts/smpi_model.py from {a.platform}\n")
         f.write(f"# layout: {'procs ' + a.procs + ', ' + (a.neighborhood or 'moore:' + str(a.moore)) if procs else 'none (every byte leaves its node)'}\n")

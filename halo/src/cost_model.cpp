@@ -125,15 +125,17 @@ CostModel CostModel::load(const std::string& path) {
   model.source = path;
   std::string line;
   int number = 0;
-  constexpr int n = 13;
+  constexpr int n = 17;
   const char* keys[n] = {"alpha",       "beta",       "gamma",   "delta",     "eager_limit",   "alpha_large",
                          "beta_large",  "version",    "beta_copy", "delta_large", "beta_scattered",
-                         "alpha_gathered", "delta_gathered"};
+                         "alpha_gathered", "delta_gathered", "ranks_per_node", "alpha_node", "beta_node",
+                         "delta_post"};
   double version = 0;
   double* slots[n] = {&model.alpha,      &model.beta,        &model.gamma,       &model.delta,
                       &model.eager_limit, &model.alpha_large, &model.beta_large,  &version,
                       &model.beta_copy,  &model.delta_large, &model.beta_scattered,
-                      &model.alpha_gathered, &model.delta_gathered};
+                      &model.alpha_gathered, &model.delta_gathered, &model.ranks_per_node,
+                      &model.alpha_node, &model.beta_node, &model.delta_post};
   bool seen[n] = {};
   while (std::getline(in, line)) {
     ++number;
@@ -149,7 +151,8 @@ CostModel CostModel::load(const std::string& path) {
     if (found == std::end(keys))
       throw Error(path + ":" + std::to_string(number) + ": unknown key \"" + key +
                   "\" (allowed: alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, beta_copy, "
-                  "delta_large, beta_scattered, alpha_gathered, delta_gathered, version)");
+                  "delta_large, beta_scattered, alpha_gathered, delta_gathered, ranks_per_node, alpha_node, "
+                  "beta_node, delta_post, version)");
     if (key == "version" && value != 1 && value != 2)
       throw Error(path + ":" + std::to_string(number) + ": version must be 1 or 2, got \"" + line + "\"");
     *slots[found - std::begin(keys)] = value;
@@ -163,11 +166,18 @@ CostModel CostModel::load(const std::string& path) {
   model.version = seen[7] ? static_cast<int>(version) : (regime ? 2 : 1);
   if (model.version == 2 && regime == 0)
     throw Error(path + ": version 2 needs eager_limit, alpha_large and beta_large");
-  if (model.version == 1 && (regime != 0 || seen[8] || seen[9] || seen[10] || seen[11] || seen[12]))
+  if (model.version == 1 && (regime != 0 || std::any_of(seen + 8, seen + n, [](bool b) { return b; })))
     throw Error(path + ": version 1 has no eager_limit, alpha_large, beta_large, beta_copy, delta_large, "
-                       "beta_scattered, alpha_gathered or delta_gathered");
+                       "beta_scattered, alpha_gathered, delta_gathered, ranks_per_node, alpha_node, beta_node "
+                       "or delta_post");
   if (seen[11] != seen[12])
     throw Error(path + ": alpha_gathered and delta_gathered go together (the line of gathered messages needs both)");
+  if (seen[13] != seen[14] || seen[13] != seen[15])
+    throw Error(path + ": ranks_per_node, alpha_node and beta_node go together (a second route class needs all three)");
+  if (seen[13] && (model.ranks_per_node < 1 || model.ranks_per_node != static_cast<double>(
+                                                                            static_cast<long>(model.ranks_per_node))))
+    throw Error(path + ": ranks_per_node must be a whole number of at least 1, got " +
+                std::to_string(model.ranks_per_node));
   return model;
 }
 
@@ -191,6 +201,11 @@ std::string model_text(const CostModel& model, const std::string& machine) {
       << "\nbeta_copy = " << model.beta_copy << "\ndelta_large = " << model.delta_large
       << "\nbeta_scattered = " << model.beta_scattered << "\nalpha_gathered = " << model.alpha_gathered
       << "\ndelta_gathered = " << model.delta_gathered << "\n";
+  // Written only where set, so a model without them saves as it always did.
+  if (model.ranks_per_node > 0)
+    out << "ranks_per_node = " << model.ranks_per_node << "\nalpha_node = " << model.alpha_node
+        << "\nbeta_node = " << model.beta_node << "\n";
+  if (model.delta_post > 0) out << "delta_post = " << model.delta_post << "\n";
   return out.str();
 }
 
@@ -479,7 +494,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   // Rank 0 decides and broadcasts, so every rank takes the same branch.
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
   // ..., beta_copy, delta_large, beta_scattered, alpha_gathered, delta_gathered
-  double figures[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  // ..., ranks_per_node, alpha_node, beta_node, delta_post
+  double figures[18] = {};
   std::string error;
   bool keep_nothing = false;  // a character device (/dev/null): read nothing, write nothing
   if (rank == 0) {
@@ -512,10 +528,12 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
       figures[8] = model.version, figures[9] = model.beta_copy, figures[10] = model.delta_large;
       figures[11] = model.beta_scattered;
       figures[12] = model.alpha_gathered, figures[13] = model.delta_gathered;
+      figures[14] = model.ranks_per_node, figures[15] = model.alpha_node, figures[16] = model.beta_node;
+      figures[17] = model.delta_post;
     }
     if (!error.empty()) figures[0] = -1;
   }
-  ISO_MPI_CHECK(MPI_Bcast(figures, 14, MPI_DOUBLE, 0, comm));
+  ISO_MPI_CHECK(MPI_Bcast(figures, 18, MPI_DOUBLE, 0, comm));
   if (figures[0] < 0 || !error.empty())
     agree_on_errors(comm, "iso::CostModel",
                     (source.named ? "ISO_COST_MODEL=" + path : "the cost model cache " + path) +
@@ -530,6 +548,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     cached->beta_scattered = figures[11];
     cached->alpha_gathered = figures[12];
     cached->delta_gathered = figures[13];
+    cached->ranks_per_node = figures[14], cached->alpha_node = figures[15], cached->beta_node = figures[16];
+    cached->delta_post = figures[17];
     cached->source = path;
   } else if (size_of(comm) == 1) {
     // One rank can only time messages to itself: nothing worth caching for

@@ -122,22 +122,39 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
   auto copy_seconds = [&](BlockRef to) {
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
+  // One direction of a step: the bytes of the messages that leave the node
+  // and of those that stay on it (two routes: they flow at once), the
+  // largest message's, the further messages' costs.
+  struct Direction {
+    double remote = 0, node = 0, largest = 0, extra = 0;
+    long count = 0;
+    double transfer(const CostModel& m) const {
+      const double both = std::max(remote, node);
+      // Posting overlaps the bytes already on their way (delta_post).
+      return count > 1 && m.delta_post > 0 ? std::max(largest, both - static_cast<double>(count - 1) * m.delta_post)
+                                           : both;
+    }
+  };
   std::vector<BlockRef> merged;
   StepMessages posted;
   for (const ExecutionStep& step : execution_steps(schedule, ports, self_rank)) {
-    double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
+    double start = 0, local = 0;
+    Direction sent, received;
     double first = model.delta;  // what the message whose start-up counts would add as a further one
-    long sends = 0, receives = 0, entries = 0;
-    auto message = [&](const std::vector<BlockRef>& refs, long& count, double& total, double& extra) {
+    long entries = 0;
+    auto message = [&](const std::vector<BlockRef>& refs, int peer, Direction& way) {
       const long b = sum_bytes(refs, bytes);
       if (b == 0) return;
       const double size = static_cast<double>(b);
       const long blocks = static_cast<long>(refs.size());
-      const double startup = model.startup_seconds(size, blocks);
+      const bool node = model.same_node(self_rank, peer);
+      const double startup = node ? model.node_startup_seconds(size) : model.startup_seconds(size, blocks);
+      const double transfer = (node ? model.node_message_seconds(size) : model.message_seconds(size, blocks)) - startup;
       if (startup > start) start = startup, first = model.further_message_seconds(size, blocks);
-      total += model.message_seconds(size, blocks) - startup;
-      extra += model.further_message_seconds(size, blocks);
-      ++count;
+      (node ? way.node : way.remote) += transfer;
+      way.largest = std::max(way.largest, transfer);
+      way.extra += model.further_message_seconds(size, blocks);
+      ++way.count;
       entries += blocks;
     };
     for (int r = step.first; r < step.last; ++r) {
@@ -147,19 +164,15 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     }
     // Priced as posted: the rounds of one partner in one message.
     step_messages(schedule, step, self_rank, posted);
-    for (const StepMessage& one : posted.messages) {
-      const std::vector<BlockRef>& refs = step_message_entries(schedule, posted, one, merged);
-      if (one.sending)
-        message(refs, sends, sent, sent_extra);
-      else
-        message(refs, receives, received, received_extra);
-    }
+    for (const StepMessage& one : posted.messages)
+      message(step_message_entries(schedule, posted, one, merged), one.peer, one.sending ? sent : received);
     if (step.copies)
       for (const LocalCopy& copy : schedule.copies) local += copy_seconds(copy.to);
     // The message whose start-up counts adds no delta of its own.
-    if (std::max(sends, receives) > 0)
-      seconds += start + std::max(0.0, std::max(sent_extra, received_extra) - first);
-    seconds += std::max(sent, received) + model.gamma * static_cast<double>(entries) + local;
+    if (std::max(sent.count, received.count) > 0)
+      seconds += start + std::max(0.0, std::max(sent.extra, received.extra) - first);
+    seconds += std::max(sent.transfer(model), received.transfer(model)) + model.gamma * static_cast<double>(entries) +
+               local;
   }
   return seconds;
 }

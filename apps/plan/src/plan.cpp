@@ -331,8 +331,11 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
     procs *= p;
   out.processes = static_cast<long>(procs);
   // On a torus every process has the same schedule (up to a translation of
-  // ranks), so one process's prediction is the maximum over ranks.
-  const int evaluated = out.torus ? (grid.num_procs() > 0 ? 1 : 0) : grid.num_procs();
+  // ranks), so one process's prediction is the maximum over ranks; not where
+  // the model has nodes (ranks_per_node): a rank's place in its node sets
+  // which of its messages leave it.
+  const bool nodes = model.ranks_per_node > 1;
+  const int evaluated = out.torus && !nodes ? (grid.num_procs() > 0 ? 1 : 0) : grid.num_procs();
   out.processes_evaluated = evaluated;
   const int s = offsets.size();
   const auto& collectives = plan_collectives();
