@@ -288,9 +288,13 @@ def derive(p, procs=None, offsets=None, pattern="all", form="classes"):
         if remote_lat is None:  # one node: every message stays on it
             remote_lat, remote_beta = lo_lat, lo_beta
         model.update(alpha=ois + remote_lat + orecv, alpha_large=ois_large + remote_lat, beta=remote_beta,
-                     beta_large=remote_beta, ranks_per_node=p.cores, alpha_node=ois + lo_lat + orecv,
+                     beta_large=remote_beta, ranks_per_node=p.cores, alpha_node=ois + 2 * lo_lat + orecv,
                      beta_node=lo_beta)
         lat = remote_lat
+    # An eager message crosses its route's latency twice in SMPI 3.32 (2 ranks,
+    # one message of 16 B each way: 0.896 us on one node, 2.014 us across
+    # two, = ois + 2 x latency + or; 16 KiB rendezvous: ois + latency + bytes).
+    model["alpha"] += lat
     # A rank posts its sends one after another (ois each): the bytes of those
     # already posted flow meanwhile.
     model["delta_post"] = ois

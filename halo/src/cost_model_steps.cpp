@@ -169,10 +169,22 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     if (step.copies)
       for (const LocalCopy& copy : schedule.copies) local += copy_seconds(copy.to);
     // The message whose start-up counts adds no delta of its own.
-    if (std::max(sent.count, received.count) > 0)
-      seconds += start + std::max(0.0, std::max(sent.extra, received.extra) - first);
-    seconds += std::max(sent.transfer(model), received.transfer(model)) + model.gamma * static_cast<double>(entries) +
-               local;
+    const long most = std::max(sent.count, received.count);
+    const double further = most > 0 ? std::max(0.0, std::max(sent.extra, received.extra) - first) : 0.0;
+    const double transfer = std::max(sent.transfer(model), received.transfer(model));
+    if (most > 0 && model.delta_post > 0) {
+      // What the further messages cost beyond their posting (completing
+      // them) runs while the first message is on its way (its latency: the
+      // start-up beyond what it would add as a further one) and while the
+      // bytes flow: the bytes and the latency hide under it.
+      const double completing = std::max(0.0, further - static_cast<double>(most - 1) * model.delta_post);
+      const double latency = std::max(0.0, start - first);
+      seconds += start + further + std::max(transfer - completing, -latency);
+    } else {
+      if (most > 0) seconds += start + further;
+      seconds += transfer;
+    }
+    seconds += model.gamma * static_cast<double>(entries) + local;
   }
   return seconds;
 }

@@ -457,27 +457,40 @@ TEST(CostModelPredict, NodeRouteClassesByHand) {
 }
 
 // delta_post: the bytes of the messages already posted flow while the
-// next are posted. Linear on the 4x4 torus, 2048 B blocks, hand model (one
-// regime): 8 messages each way, bytes 8 * 2048 b = 1.6384e-5, less
-// 7 * delta_post, not below one message's 2048 b = 2.048e-6.
+// next are posted, and completing the further messages (delta - delta_post
+// each) overlaps the first one's latency (a - dl = 5e-7) and the bytes.
+// Linear on the 4x4 torus, hand model (one regime), 8 messages each way:
+// a + 7 dl + 16 g = 6.1e-6 besides the bytes.
 TEST(CostModelPredict, PostingOverlapsTransferByHand) {
   const iso::OffsetList moore = iso::OffsetList::moore(2, 1);
   const iso::CartGeometry torus{{4, 4}, {true, true}};
   const std::vector<int> coords{1, 2};
   iso::CostModel model = hand_model();
-  auto linear = [&] {
+  auto linear = [&](long block) {
     return iso::predict_execution_seconds(
         model, iso::build_schedule(moore, torus, coords.data(), iso::Algorithm::linear, iso::Collective::alltoall),
-        uniform_bytes(8, 2048, iso::Collective::alltoall), 6);
+        uniform_bytes(8, block, iso::Collective::alltoall), 6);
   };
-  const double fixed = a + 7 * dl + 16 * g;  // 6.1e-6
-  expect_close(linear(), fixed + 1.6384e-5, "no overlap");
+  const double fixed = a + 7 * dl + 16 * g;
+  // 2048 B blocks: bytes 8 * 2048 b = 1.6384e-5 a direction.
+  expect_close(linear(2048), fixed + 1.6384e-5, "no overlap");
+  // delta_post 4e-7: the bytes less 7 * 4e-7 of posting = 1.3584e-5, less
+  // 7 * (dl - 4e-7) = 7e-7 of completing: 1.2884e-5.
   model.delta_post = 4e-7;
-  expect_close(linear(), fixed + 1.6384e-5 - 7 * 4e-7, "overlap 7 * 4e-7");
+  expect_close(linear(2048), fixed + 1.2884e-5, "posting and completing overlap the bytes");
+  // 8 B blocks: bytes 6.4e-8, after posting one message's 8e-9; completing
+  // (7e-7) hides them and the latency, at most 5e-7 of it: fixed - 5e-7.
+  expect_close(linear(8), fixed - 5e-7, "latency hidden");
+  // delta_post 4.5e-7: completing 7 * 5e-8 = 3.5e-7, less than the latency:
+  // fixed + 8e-9 - 3.5e-7.
+  model.delta_post = 4.5e-7;
+  expect_close(linear(8), fixed + 8e-9 - 3.5e-7, "latency partly hidden");
+  // delta_post 4e-6: nothing left to complete; the bytes overlap the
+  // posting down to the largest message's 2048 b = 2.048e-6.
   model.delta_post = 4e-6;
-  expect_close(linear(), fixed + 2.048e-6, "overlap down to the largest message");
+  expect_close(linear(2048), fixed + 2.048e-6, "overlap down to the largest message");
   // One message each way (2 ranks in a periodic 1-D ring merge both
-  // directions): nothing to overlap.
+  // directions): nothing overlaps, a + 4096 b + 4 g.
   const iso::OffsetList ring = iso::OffsetList::moore(1, 1);
   const iso::CartGeometry two{{2}, {true}};
   const std::vector<int> at{0};
