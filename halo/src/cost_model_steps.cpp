@@ -123,17 +123,12 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
   };
   // One direction of a step: the bytes of the messages that leave the node
-  // and of those that stay on it (two routes: they flow at once), the
-  // largest message's, the further messages' costs.
+  // and of those that stay on it (two routes: they flow at once, the larger
+  // counts), the further messages' costs.
   struct Direction {
-    double remote = 0, node = 0, largest = 0, extra = 0;
+    double remote = 0, node = 0, extra = 0;
     long count = 0;
-    double transfer(const CostModel& m) const {
-      const double both = std::max(remote, node);
-      // Posting overlaps the bytes already on their way (delta_post).
-      return count > 1 && m.delta_post > 0 ? std::max(largest, both - static_cast<double>(count - 1) * m.delta_post)
-                                           : both;
-    }
+    double bytes() const { return std::max(remote, node); }
   };
   std::vector<BlockRef> merged;
   StepMessages posted;
@@ -152,7 +147,6 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
       const double transfer = (node ? model.node_message_seconds(size) : model.message_seconds(size, blocks)) - startup;
       if (startup > start) start = startup, first = model.further_message_seconds(size, blocks);
       (node ? way.node : way.remote) += transfer;
-      way.largest = std::max(way.largest, transfer);
       way.extra += model.further_message_seconds(size, blocks);
       ++way.count;
       entries += blocks;
@@ -171,15 +165,16 @@ double predict_execution_seconds(const CostModel& model, const Schedule& schedul
     // The message whose start-up counts adds no delta of its own.
     const long most = std::max(sent.count, received.count);
     const double further = most > 0 ? std::max(0.0, std::max(sent.extra, received.extra) - first) : 0.0;
-    const double transfer = std::max(sent.transfer(model), received.transfer(model));
+    const double transfer = std::max(sent.bytes(), received.bytes());
     if (most > 0 && model.delta_post > 0) {
-      // What the further messages cost beyond their posting (completing
-      // them) runs while the first message is on its way (its latency: the
-      // start-up beyond what it would add as a further one) and while the
-      // bytes flow: the bytes and the latency hide under it.
-      const double completing = std::max(0.0, further - static_cast<double>(most - 1) * model.delta_post);
+      // Posting the further messages (delta_post each) runs while the first
+      // one travels (its latency: the start-up beyond what it would add as a
+      // further one) and while the bytes already posted flow; completing
+      // them does not: messages that share a link arrive together, at its
+      // end.
+      const double posting = static_cast<double>(most - 1) * model.delta_post;
       const double latency = std::max(0.0, start - first);
-      seconds += start + further + std::max(transfer - completing, -latency);
+      seconds += start + further + std::max(transfer - posting, -latency);
     } else {
       if (most > 0) seconds += start + further;
       seconds += transfer;

@@ -456,9 +456,9 @@ TEST(CostModelPredict, NodeRouteClassesByHand) {
   expect_close(steps(model, iso::Algorithm::torus, 8), 5.496e-6, "no nodes");
 }
 
-// delta_post: the bytes of the messages already posted flow while the
-// next are posted, and completing the further messages (delta - delta_post
-// each) overlaps the first one's latency (a - dl = 5e-7) and the bytes.
+// delta_post: posting the further messages (delta_post each) runs while the
+// first one travels (its latency a - dl = 5e-7) and while the bytes flow:
+// a step costs start-up + further + max(bytes - posting, -latency).
 // Linear on the 4x4 torus, hand model (one regime), 8 messages each way:
 // a + 7 dl + 16 g = 6.1e-6 besides the bytes.
 TEST(CostModelPredict, PostingOverlapsTransferByHand) {
@@ -474,21 +474,20 @@ TEST(CostModelPredict, PostingOverlapsTransferByHand) {
   const double fixed = a + 7 * dl + 16 * g;
   // 2048 B blocks: bytes 8 * 2048 b = 1.6384e-5 a direction.
   expect_close(linear(2048), fixed + 1.6384e-5, "no overlap");
-  // delta_post 4e-7: the bytes less 7 * 4e-7 of posting = 1.3584e-5, less
-  // 7 * (dl - 4e-7) = 7e-7 of completing: 1.2884e-5.
+  // delta_post 4e-7: posting 7 * 4e-7 = 2.8e-6 of the bytes overlap.
   model.delta_post = 4e-7;
-  expect_close(linear(2048), fixed + 1.2884e-5, "posting and completing overlap the bytes");
-  // 8 B blocks: bytes 6.4e-8, after posting one message's 8e-9; completing
-  // (7e-7) hides them and the latency, at most 5e-7 of it: fixed - 5e-7.
+  expect_close(linear(2048), fixed + 1.6384e-5 - 2.8e-6, "posting overlaps the bytes");
+  // 8 B blocks: bytes 6.4e-8; the posting hides them and the latency, at
+  // most all 5e-7 of it: fixed - 5e-7.
   expect_close(linear(8), fixed - 5e-7, "latency hidden");
-  // delta_post 4.5e-7: completing 7 * 5e-8 = 3.5e-7, less than the latency:
-  // fixed + 8e-9 - 3.5e-7.
-  model.delta_post = 4.5e-7;
-  expect_close(linear(8), fixed + 8e-9 - 3.5e-7, "latency partly hidden");
-  // delta_post 4e-6: nothing left to complete; the bytes overlap the
-  // posting down to the largest message's 2048 b = 2.048e-6.
+  // delta_post 5e-8: posting 3.5e-7 hides the bytes and part of the
+  // latency: fixed + 6.4e-8 - 3.5e-7.
+  model.delta_post = 5e-8;
+  expect_close(linear(8), fixed + 6.4e-8 - 3.5e-7, "latency partly hidden");
+  // delta_post 4e-6: posting 2.8e-5 outlasts the bytes; no more than the
+  // latency comes off: fixed - 5e-7.
   model.delta_post = 4e-6;
-  expect_close(linear(2048), fixed + 2.048e-6, "overlap down to the largest message");
+  expect_close(linear(2048), fixed - 5e-7, "at most the latency comes off");
   // One message each way (2 ranks in a periodic 1-D ring merge both
   // directions): nothing overlaps, a + 4096 b + 4 g.
   const iso::OffsetList ring = iso::OffsetList::moore(1, 1);

@@ -57,14 +57,13 @@ struct CostModel {
   double ranks_per_node = 0;
   double alpha_node = 0;
   double beta_node = 0;
-  /// Seconds of each further message's posting during which the bytes of the
-  /// messages already posted flow: a step's bytes of one direction take
-  /// (messages - 1) * delta_post less, but never less than its largest
-  /// message's. The rest of the further messages' cost (completing them,
-  /// `completing`) then overlaps the first message's latency (its start-up
-  /// less what it would add as a further one) and those bytes: a step costs
-  /// start-up + further + max(bytes - completing, -latency). 0: posting,
-  /// completion, latency and transfer add (what older files give).
+  /// Seconds of each further message's posting (part of delta): posting
+  /// them runs while the first message travels (its latency: the start-up
+  /// less what it would add as a further one) and while the bytes already
+  /// posted flow, so a step costs start-up + further + max(bytes -
+  /// (messages - 1) * delta_post, -latency); completing them does not
+  /// overlap (messages that share a link arrive together). 0: start-up,
+  /// further messages and bytes add (what older files give).
   double delta_post = 0;
   int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
