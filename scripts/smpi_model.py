@@ -29,6 +29,21 @@ direction at one rate):
   gamma = 0, beta_copy = 1e-15: computation is off on these platforms, so
                  packing and copies cost nothing in the simulation (0 would
                  mean `beta` for beta_copy)
+That is --form one (the files before 2026-12-06). The default, --form
+classes, differs:
+  alpha        = ois + 2 x route latency + or (an eager message crosses its
+                                               latency twice in SMPI 3.32: measured,
+                                               2 ranks, 0.896 us on a node, 2.014 across)
+  delta_post   = ois                          (posting the further sends hides the
+                                               first one's latency and the bytes in flight)
+  with a layout of several ranks a node (docs/design/cost-model.md#nodes):
+  ranks_per_node = the platform's cores, alpha_node = ois + 2 x loopback
+                 latency + or, beta_node = 1 / loopback bandwidth (flows do
+                 not share it); alpha, alpha_large = the route of the
+                 messages that leave a node; beta = beta_large = the most
+                 loaded shared link's time in the one-step exchange over the
+                 most blocks one rank sends off its node (those bytes alone
+                 pay it)
 ois and or are read at 8 bytes (ois_large at the threshold): the per-byte
 factors of SMPI's piecewise costs, 0 on the project's platforms, are left
 out; smpi/os (blocking sends) does not enter, the library posts MPI_Isend.
@@ -333,8 +348,13 @@ def main():
     with open(a.output, "w") as f:
         f.write(f"# isostencil cost model derived by scripts/smpi_model.py from {a.platform}\n")
         f.write(f"# layout: {'procs ' + a.procs + ', ' + (a.neighborhood or 'moore:' + str(a.moore)) if procs else 'none (every byte leaves its node)'}\n")
-        f.write(f"# route latency {lat * 1e6:.3f} us; most loaded link {worst * 1e9:.4f} ns a byte of each "
-                f"of {blocks} blocks (docs/simulating.md#a-cost-model-from-a-platform)\n")
+        if "ranks_per_node" in model:
+            f.write(f"# two route classes: off the node {lat * 1e6:.3f} us, {model['beta'] * 1e9:.4f} ns a byte "
+                    f"(its most loaded link's share); on it alpha_node, beta_node "
+                    f"(docs/simulating.md#a-cost-model-from-a-platform)\n")
+        else:
+            f.write(f"# route latency {lat * 1e6:.3f} us; most loaded link {worst * 1e9:.4f} ns a byte of each "
+                    f"of {blocks} blocks (docs/simulating.md#a-cost-model-from-a-platform)\n")
         for k, v in model.items():
             f.write(f"{k} = {v!r}\n")
 
