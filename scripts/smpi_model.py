@@ -29,6 +29,21 @@ direction at one rate):
   gamma = 0, beta_copy = 1e-15: computation is off on these platforms, so
                  packing and copies cost nothing in the simulation (0 would
                  mean `beta` for beta_copy)
+That is --form one (the files before 2026-12-06). The default, --form
+classes, differs:
+  alpha        = ois + 2 x route latency + or (an eager message crosses its
+                                               latency twice in SMPI 3.32: measured,
+                                               2 ranks, 0.896 us on a node, 2.014 across)
+  delta_post   = ois                          (posting the further sends hides the
+                                               first one's latency and the bytes in flight)
+  with a layout of several ranks a node (docs/design/cost-model.md#nodes):
+  ranks_per_node = the platform's cores, alpha_node = ois + 2 x loopback
+                 latency + or, beta_node = 1 / loopback bandwidth (flows do
+                 not share it); alpha, alpha_large = the route of the
+                 messages that leave a node; beta = beta_large = the most
+                 loaded shared link's time in the one-step exchange over the
+                 most blocks one rank sends off its node (those bytes alone
+                 pay it)
 ois and or are read at 8 bytes (ois_large at the threshold): the per-byte
 factors of SMPI's piecewise costs, 0 on the project's platforms, are left
 out; smpi/os (blocking sends) does not enter, the library posts MPI_Isend.
@@ -205,6 +220,42 @@ def layout_figures(p, procs, offsets):
     return lat_max, worst, len(offsets)
 
 
+def class_figures(p, procs, offsets):
+    """The layout's route off the node (one rank a core, nodes filled in
+    order): (the largest latency of a message that leaves its node, the
+    seconds a byte of such a message takes: the most loaded shared link's
+    time in the one-step exchange over the most blocks one rank sends off
+    its node, whose bytes then take the link's time); (None, None) where no
+    message leaves a node."""
+    n = 1
+    for x in procs:
+        n *= x
+    load, cap, lat_max, most = {}, {}, 0.0, 0
+    for rank in range(n):
+        c, rest = [], rank
+        for x in reversed(procs):
+            c.append(rest % x)
+            rest //= x
+        c.reverse()
+        off = 0
+        for o in offsets:
+            peer = 0
+            for k, x in enumerate(procs):
+                peer = peer * x + (c[k] + o[k]) % x
+            if rank // p.cores == peer // p.cores:
+                continue
+            off += 1
+            lat, links = p.route(rank // p.cores, peer // p.cores)
+            lat_max = max(lat_max, lat)
+            for link, capacity in links:
+                load[link] = load.get(link, 0) + 1
+                cap[link] = capacity
+        most = max(most, off)
+    if not most:
+        return None, None
+    return lat_max, max(load[k] / cap[k] for k in load) / most
+
+
 def faces_figures(p, procs, offsets):
     """layout_figures of a combining step: every rank sends to its two face
     neighbors of one dimension at once (torus's and direct's steps); the
@@ -218,7 +269,7 @@ def faces_figures(p, procs, offsets):
     return worst
 
 
-def derive(p, procs=None, offsets=None, pattern="all"):
+def derive(p, procs=None, offsets=None, pattern="all", form="classes"):
     ois = piecewise(p.cfg["smpi/ois"], 8)
     orecv = piecewise(p.cfg["smpi/or"], 8)
     ois_large = piecewise(p.cfg["smpi/ois"], p.thresh)
@@ -230,7 +281,7 @@ def derive(p, procs=None, offsets=None, pattern="all"):
         lat, links = p.route(0, p.nodes - 1)
         worst, blocks = p.cores / min(c for _, c in links), 1
     beta = worst / blocks
-    return {
+    model = {
         "version": 2,
         "alpha": ois + lat + orecv,
         "beta": beta,
@@ -241,7 +292,28 @@ def derive(p, procs=None, offsets=None, pattern="all"):
         "beta_large": beta,
         "delta_large": ois_large,
         "beta_copy": 1e-15,
-    }, lat, worst, blocks
+    }
+    if form == "one":  # one route class, posting and transfer adding (the files before 2026-12-06 06:30)
+        return model, lat, worst, blocks
+    if procs and p.cores > 1 and pattern == "all":
+        # Two route classes: on the node the loopback (flows do not share
+        # it), off it the latency and contention of the messages that leave.
+        lo_lat, lo_beta = p.route(0, 0)[0], 1.0 / (p.lo_bw or p.bw)
+        remote_lat, remote_beta = class_figures(p, procs, offsets)
+        if remote_lat is None:  # one node: every message stays on it
+            remote_lat, remote_beta = lo_lat, lo_beta
+        model.update(alpha=ois + remote_lat + orecv, alpha_large=ois_large + remote_lat, beta=remote_beta,
+                     beta_large=remote_beta, ranks_per_node=p.cores, alpha_node=ois + 2 * lo_lat + orecv,
+                     beta_node=lo_beta)
+        lat = remote_lat
+    # An eager message crosses its route's latency twice in SMPI 3.32 (2 ranks,
+    # one message of 16 B each way: 0.896 us on one node, 2.014 us across
+    # two, = ois + 2 x latency + or; 16 KiB rendezvous: ois + latency + bytes).
+    model["alpha"] += lat
+    # A rank posts its sends one after another (ois each): the bytes of those
+    # already posted flow meanwhile.
+    model["delta_post"] = ois
+    return model, lat, worst, blocks
 
 
 def main():
@@ -254,6 +326,9 @@ def main():
     ap.add_argument("--pattern", default="all", choices=("all", "faces"),
                     help="the exchange whose contention sets beta: every neighbor at once (default) or a "
                          "combining step (face neighbors of one dimension)")
+    ap.add_argument("--form", default="classes", choices=("classes", "one"),
+                    help="two route classes (on and off the node) and posting overlapping transfer (default), "
+                         "or one class with posting and transfer adding (the files before 2026-12-06)")
     a = ap.parse_args()
     p = Platform(a.platform)
     procs = offsets = None
@@ -269,12 +344,17 @@ def main():
             total *= x
         if total > p.cores * p.nodes:
             sys.exit(f"smpi_model: {total} ranks do not fit {p.nodes} nodes of {p.cores} cores")
-    model, lat, worst, blocks = derive(p, procs, offsets, a.pattern)
+    model, lat, worst, blocks = derive(p, procs, offsets, a.pattern, a.form)
     with open(a.output, "w") as f:
         f.write(f"# isostencil cost model derived by scripts/smpi_model.py from {a.platform}\n")
         f.write(f"# layout: {'procs ' + a.procs + ', ' + (a.neighborhood or 'moore:' + str(a.moore)) if procs else 'none (every byte leaves its node)'}\n")
-        f.write(f"# route latency {lat * 1e6:.3f} us; most loaded link {worst * 1e9:.4f} ns a byte of each "
-                f"of {blocks} blocks (docs/simulating.md#a-cost-model-from-a-platform)\n")
+        if "ranks_per_node" in model:
+            f.write(f"# two route classes: off the node {lat * 1e6:.3f} us, {model['beta'] * 1e9:.4f} ns a byte "
+                    f"(its most loaded link's share); on it alpha_node, beta_node "
+                    f"(docs/simulating.md#a-cost-model-from-a-platform)\n")
+        else:
+            f.write(f"# route latency {lat * 1e6:.3f} us; most loaded link {worst * 1e9:.4f} ns a byte of each "
+                    f"of {blocks} blocks (docs/simulating.md#a-cost-model-from-a-platform)\n")
         for k, v in model.items():
             f.write(f"{k} = {v!r}\n")
 

@@ -37,6 +37,8 @@ def main():
     ap.add_argument("--auto-out")
     ap.add_argument("--tolerance", type=float, default=0.25)
     ap.add_argument("--pattern", default="all", choices=("all", "faces"))
+    ap.add_argument("--form", default="classes", choices=("classes", "one"),
+                    help="smpi_model.py's --form: the model's form (one: as before 2026-12-06 06:30)")
     a = ap.parse_args()
     if not os.access(a.isostencil, os.X_OK):
         sys.exit(f"smpi_predict: {a.isostencil} not found: build the isostencil target (or set --isostencil)")
@@ -60,7 +62,7 @@ def main():
         rad = max(max(abs(x) for x in o) for o in offsets)
         procs = [int(x) for x in dims.split("x")]
         p = smpi_model.Platform(os.path.join(a.platforms, platform + ".xml"))
-        model, _, _, _ = smpi_model.derive(p, procs, offsets, a.pattern)
+        model, _, _, _ = smpi_model.derive(p, procs, offsets, a.pattern, a.form)
         sizes = sorted({int(r["size_bytes"]) for _, r in rows})
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             for k, v in model.items():

@@ -21,17 +21,6 @@ namespace iso {
 
 namespace {
 
-long entry_bytes(BlockRef ref, const BlockBytes& bytes) {
-  const std::vector<long>& sizes = ref.buffer == Buffer::send ? bytes.send : bytes.recv;
-  return ref.block < static_cast<int>(sizes.size()) ? sizes[ref.block] : 0;
-}
-
-long sum_bytes(const std::vector<BlockRef>& entries, const BlockBytes& bytes) {
-  long total = 0;
-  for (BlockRef ref : entries) total += entry_bytes(ref, bytes);
-  return total;
-}
-
 // Median of per-repetition times, maxed over ranks.
 double measure(MPI_Comm comm, int repetitions, const std::function<void()>& body) {
   // Three batches, each the median of its repetitions and the slowest rank's;
@@ -63,42 +52,6 @@ int size_of(MPI_Comm comm) {
 }
 
 }  // namespace
-
-double detail::predict_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes) {
-  double seconds = 0;
-  for (const Round& round : schedule.rounds) {
-    const long moved = std::max(sum_bytes(round.send, bytes), sum_bytes(round.recv, bytes));
-    seconds += model.message_seconds(static_cast<double>(moved)) +
-               model.gamma * static_cast<double>(round.send.size() + round.recv.size());
-  }
-  for (const LocalCopy& copy : schedule.copies)
-    seconds += model.beta * static_cast<double>(entry_bytes(copy.to, bytes)) + 2 * model.gamma;
-  return seconds;
-}
-
-double predict_native_seconds(const CostModel& model, int neighbors, const BlockBytes& bytes) {
-  // Each block is its own message, in the regime of its size; the start-up
-  // that counts is the largest one.
-  // Every message but the one whose start-up counts adds delta (eager) or
-  // delta_large (rendezvous), per direction.
-  double start = model.alpha, sent = 0, received = 0, sent_extra = 0, received_extra = 0;
-  bool large = false;
-  auto add = [&](long b, double& total, double& extra) {
-    const double size = static_cast<double>(b);
-    const double whole = model.message_seconds(size);
-    const double startup = model.rendezvous(size) ? model.alpha_large : model.alpha;
-    if (model.rendezvous(size)) large = true;
-    start = std::max(start, startup);
-    total += whole - startup;
-    extra += model.further_message_seconds(size);
-  };
-  for (long b : bytes.send) add(b, sent, sent_extra);
-  if (bytes.send.size() == 1) sent *= neighbors, sent_extra *= neighbors;  // allgather: one block to every neighbor
-  for (long b : bytes.recv) add(b, received, received_extra);
-  const double first = large && model.delta_large > 0 ? model.delta_large : model.delta;
-  const double further = neighbors > 0 ? std::max(0.0, std::max(sent_extra, received_extra) - first) : 0.0;
-  return start + further + std::max(sent, received) + model.gamma * 2.0 * neighbors;
-}
 
 const std::vector<Algorithm>& automatic_candidates() {
   static const std::vector<Algorithm> candidates = [] {
@@ -159,107 +112,6 @@ bool mpi_is_candidate(std::vector<int> targets) {
   return std::adjacent_find(targets.begin(), targets.end()) == targets.end();
 }
 
-std::vector<ExecutionStep> execution_steps(const Schedule& schedule, int ports, int self_rank) {
-  if (ports < 0) throw Error("iso::execution_steps: ports is " + std::to_string(ports) + " (0: no limit, or >= 1)");
-  // Slot flags per (buffer, block): read or written by the current step.
-  const std::size_t s = static_cast<std::size_t>(std::max(schedule.num_blocks, 1));
-  std::vector<char> reads(4 * s, 0), writes(4 * s, 0);
-  std::vector<std::size_t> touched;
-  auto slot = [s](BlockRef ref) { return static_cast<std::size_t>(ref.buffer) * s + static_cast<std::size_t>(ref.block); };
-  auto conflicts = [&](const std::vector<BlockRef>& read, const std::vector<BlockRef>& written) {
-    for (BlockRef ref : read)
-      if (writes[slot(ref)]) return true;
-    for (BlockRef ref : written)
-      if (reads[slot(ref)] || writes[slot(ref)]) return true;
-    return false;
-  };
-  auto mark = [&](const std::vector<BlockRef>& read, const std::vector<BlockRef>& written) {
-    for (BlockRef ref : read) reads[slot(ref)] = 1, touched.push_back(slot(ref));
-    for (BlockRef ref : written) writes[slot(ref)] = 1, touched.push_back(slot(ref));
-  };
-  auto clear = [&] {
-    for (std::size_t k : touched) reads[k] = writes[k] = 0;
-    touched.clear();
-  };
-  static const std::vector<BlockRef> none;
-  std::vector<ExecutionStep> steps;
-  int sends = 0, receives = 0;  // messages of the current step
-  const int rounds = static_cast<int>(schedule.rounds.size());
-  for (int r = 0; r < rounds; ++r) {
-    const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
-    const std::vector<BlockRef>& read = round.send_rank >= 0 ? round.send : none;
-    const std::vector<BlockRef>& written = round.recv_rank >= 0 ? round.recv : none;
-    const bool local = is_local_round(round, self_rank);
-    const int round_sends = !local && round.send_rank >= 0 && !round.send.empty() ? 1 : 0;
-    const int round_receives = !local && round.recv_rank >= 0 && !round.recv.empty() ? 1 : 0;
-    const bool full = ports > 0 && (sends + round_sends > ports || receives + round_receives > ports);
-    if (steps.empty() || full || conflicts(read, written)) {
-      clear();
-      steps.push_back({r, r, false});
-      sends = receives = 0;
-    }
-    mark(read, written);
-    sends += round_sends;
-    receives += round_receives;
-    steps.back().last = r + 1;
-  }
-  if (!schedule.copies.empty()) {
-    std::vector<BlockRef> from, to;
-    for (const LocalCopy& copy : schedule.copies) from.push_back(copy.from), to.push_back(copy.to);
-    if (steps.empty() || conflicts(from, to)) steps.push_back({rounds, rounds, false});
-    steps.back().copies = true;
-  }
-  return steps;
-}
-
-double predict_execution_seconds(const CostModel& model, const Schedule& schedule, const BlockBytes& bytes,
-                                 int self_rank, int ports) {
-  double seconds = 0;
-  auto copy_seconds = [&](BlockRef to) {
-    return model.copy_seconds(static_cast<double>(entry_bytes(to, bytes))) + 2 * model.gamma;
-  };
-  std::vector<BlockRef> merged;
-  StepMessages posted;
-  for (const ExecutionStep& step : execution_steps(schedule, ports, self_rank)) {
-    double start = 0, sent = 0, received = 0, local = 0, sent_extra = 0, received_extra = 0;
-    double first = model.delta;  // what the message whose start-up counts would add as a further one
-    long sends = 0, receives = 0, entries = 0;
-    auto message = [&](const std::vector<BlockRef>& refs, long& count, double& total, double& extra) {
-      const long b = sum_bytes(refs, bytes);
-      if (b == 0) return;
-      const double size = static_cast<double>(b);
-      const long blocks = static_cast<long>(refs.size());
-      const double startup = model.startup_seconds(size, blocks);
-      if (startup > start) start = startup, first = model.further_message_seconds(size, blocks);
-      total += model.message_seconds(size, blocks) - startup;
-      extra += model.further_message_seconds(size, blocks);
-      ++count;
-      entries += blocks;
-    };
-    for (int r = step.first; r < step.last; ++r) {
-      const Round& round = schedule.rounds[static_cast<std::size_t>(r)];
-      if (is_local_round(round, self_rank))
-        for (BlockRef to : round.recv) local += copy_seconds(to);
-    }
-    // Priced as posted: the rounds of one partner in one message.
-    step_messages(schedule, step, self_rank, posted);
-    for (const StepMessage& one : posted.messages) {
-      const std::vector<BlockRef>& refs = step_message_entries(schedule, posted, one, merged);
-      if (one.sending)
-        message(refs, sends, sent, sent_extra);
-      else
-        message(refs, receives, received, received_extra);
-    }
-    if (step.copies)
-      for (const LocalCopy& copy : schedule.copies) local += copy_seconds(copy.to);
-    // The message whose start-up counts adds no delta of its own.
-    if (std::max(sends, receives) > 0)
-      seconds += start + std::max(0.0, std::max(sent_extra, received_extra) - first);
-    seconds += std::max(sent, received) + model.gamma * static_cast<double>(entries) + local;
-  }
-  return seconds;
-}
-
 CostModel CostModel::load(const std::string& path) {
   // A directory or a FIFO would read as nothing, or block: say what it is.
   const PathTarget target = inspect_path(path, PathUse::output);
@@ -273,15 +125,17 @@ CostModel CostModel::load(const std::string& path) {
   model.source = path;
   std::string line;
   int number = 0;
-  constexpr int n = 13;
+  constexpr int n = 17;
   const char* keys[n] = {"alpha",       "beta",       "gamma",   "delta",     "eager_limit",   "alpha_large",
                          "beta_large",  "version",    "beta_copy", "delta_large", "beta_scattered",
-                         "alpha_gathered", "delta_gathered"};
+                         "alpha_gathered", "delta_gathered", "ranks_per_node", "alpha_node", "beta_node",
+                         "delta_post"};
   double version = 0;
   double* slots[n] = {&model.alpha,      &model.beta,        &model.gamma,       &model.delta,
                       &model.eager_limit, &model.alpha_large, &model.beta_large,  &version,
                       &model.beta_copy,  &model.delta_large, &model.beta_scattered,
-                      &model.alpha_gathered, &model.delta_gathered};
+                      &model.alpha_gathered, &model.delta_gathered, &model.ranks_per_node,
+                      &model.alpha_node, &model.beta_node, &model.delta_post};
   bool seen[n] = {};
   while (std::getline(in, line)) {
     ++number;
@@ -297,7 +151,8 @@ CostModel CostModel::load(const std::string& path) {
     if (found == std::end(keys))
       throw Error(path + ":" + std::to_string(number) + ": unknown key \"" + key +
                   "\" (allowed: alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, beta_copy, "
-                  "delta_large, beta_scattered, alpha_gathered, delta_gathered, version)");
+                  "delta_large, beta_scattered, alpha_gathered, delta_gathered, ranks_per_node, alpha_node, "
+                  "beta_node, delta_post, version)");
     if (key == "version" && value != 1 && value != 2)
       throw Error(path + ":" + std::to_string(number) + ": version must be 1 or 2, got \"" + line + "\"");
     *slots[found - std::begin(keys)] = value;
@@ -311,11 +166,18 @@ CostModel CostModel::load(const std::string& path) {
   model.version = seen[7] ? static_cast<int>(version) : (regime ? 2 : 1);
   if (model.version == 2 && regime == 0)
     throw Error(path + ": version 2 needs eager_limit, alpha_large and beta_large");
-  if (model.version == 1 && (regime != 0 || seen[8] || seen[9] || seen[10] || seen[11] || seen[12]))
+  if (model.version == 1 && (regime != 0 || std::any_of(seen + 8, seen + n, [](bool b) { return b; })))
     throw Error(path + ": version 1 has no eager_limit, alpha_large, beta_large, beta_copy, delta_large, "
-                       "beta_scattered, alpha_gathered or delta_gathered");
+                       "beta_scattered, alpha_gathered, delta_gathered, ranks_per_node, alpha_node, beta_node "
+                       "or delta_post");
   if (seen[11] != seen[12])
     throw Error(path + ": alpha_gathered and delta_gathered go together (the line of gathered messages needs both)");
+  if (seen[13] != seen[14] || seen[13] != seen[15])
+    throw Error(path + ": ranks_per_node, alpha_node and beta_node go together (a second route class needs all three)");
+  if (seen[13] && (model.ranks_per_node < 1 || model.ranks_per_node != static_cast<double>(
+                                                                            static_cast<long>(model.ranks_per_node))))
+    throw Error(path + ": ranks_per_node must be a whole number of at least 1, got " +
+                std::to_string(model.ranks_per_node));
   return model;
 }
 
@@ -339,6 +201,11 @@ std::string model_text(const CostModel& model, const std::string& machine) {
       << "\nbeta_copy = " << model.beta_copy << "\ndelta_large = " << model.delta_large
       << "\nbeta_scattered = " << model.beta_scattered << "\nalpha_gathered = " << model.alpha_gathered
       << "\ndelta_gathered = " << model.delta_gathered << "\n";
+  // Written only where set, so a model without them saves as it always did.
+  if (model.ranks_per_node > 0)
+    out << "ranks_per_node = " << model.ranks_per_node << "\nalpha_node = " << model.alpha_node
+        << "\nbeta_node = " << model.beta_node << "\n";
+  if (model.delta_post > 0) out << "delta_post = " << model.delta_post << "\n";
   return out.str();
 }
 
@@ -627,7 +494,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
   // Rank 0 decides and broadcasts, so every rank takes the same branch.
   // loaded?, alpha, beta, gamma, delta, eager_limit, alpha_large, beta_large, version
   // ..., beta_copy, delta_large, beta_scattered, alpha_gathered, delta_gathered
-  double figures[14] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  // ..., ranks_per_node, alpha_node, beta_node, delta_post
+  double figures[18] = {};
   std::string error;
   bool keep_nothing = false;  // a character device (/dev/null): read nothing, write nothing
   if (rank == 0) {
@@ -660,10 +528,12 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
       figures[8] = model.version, figures[9] = model.beta_copy, figures[10] = model.delta_large;
       figures[11] = model.beta_scattered;
       figures[12] = model.alpha_gathered, figures[13] = model.delta_gathered;
+      figures[14] = model.ranks_per_node, figures[15] = model.alpha_node, figures[16] = model.beta_node;
+      figures[17] = model.delta_post;
     }
     if (!error.empty()) figures[0] = -1;
   }
-  ISO_MPI_CHECK(MPI_Bcast(figures, 14, MPI_DOUBLE, 0, comm));
+  ISO_MPI_CHECK(MPI_Bcast(figures, 18, MPI_DOUBLE, 0, comm));
   if (figures[0] < 0 || !error.empty())
     agree_on_errors(comm, "iso::CostModel",
                     (source.named ? "ISO_COST_MODEL=" + path : "the cost model cache " + path) +
@@ -678,6 +548,8 @@ const CostModel& CostModel::for_comm(MPI_Comm comm) {
     cached->beta_scattered = figures[11];
     cached->alpha_gathered = figures[12];
     cached->delta_gathered = figures[13];
+    cached->ranks_per_node = figures[14], cached->alpha_node = figures[15], cached->beta_node = figures[16];
+    cached->delta_post = figures[17];
     cached->source = path;
   } else if (size_of(comm) == 1) {
     // One rank can only time messages to itself: nothing worth caching for

@@ -199,13 +199,21 @@ TEST(CostModelChoice, OneStepWinsWhenExtraMessagesAreFreeAlsoOnAMesh) {
 TEST(CostModelChoice, ForCommUsesTheNamedFile) {
   ISO_REQUIRE_FRESH_PROCESS();
   SharedTempDir dir;
-  const std::string path = dir.write("named.txt", model_text(1.5e-6, 2.5e-10, 3.5e-8, 4.5e-7));
+  // Format 2 with the node classes and the posting overlap: every figure
+  // reaches every rank (rank 0 reads, broadcasts).
+  const std::string path =
+      dir.write("named.txt", "version = 2\nalpha = 1.5e-6\nbeta = 2.5e-10\ngamma = 3.5e-8\ndelta = 4.5e-7\n"
+                             "eager_limit = 4096\nalpha_large = 5e-6\nbeta_large = 2e-10\nranks_per_node = 4\n"
+                             "alpha_node = 6e-7\nbeta_node = 1e-10\ndelta_post = 2e-7\n");
   setenv("ISO_COST_MODEL", path.c_str(), 1);
   const iso::CostModel& model = iso::CostModel::for_comm(MPI_COMM_WORLD);
   const bool ok = model.alpha == 1.5e-6 && model.beta == 2.5e-10 && model.gamma == 3.5e-8 && model.delta == 4.5e-7 &&
-                  model.source == path;
+                  model.eager_limit == 4096 && model.ranks_per_node == 4 && model.alpha_node == 6e-7 &&
+                  model.beta_node == 1e-10 && model.delta_post == 2e-7 && model.source == path;
   EXPECT_TRUE(iso_test::all_ranks(ok)) << "got alpha " << model.alpha << " beta " << model.beta << " gamma "
-                                       << model.gamma << " delta " << model.delta << " from " << model.source;
+                                       << model.gamma << " delta " << model.delta << " ranks_per_node "
+                                       << model.ranks_per_node << " delta_post " << model.delta_post << " from "
+                                       << model.source;
   // Cached: a second call returns the same object.
   EXPECT_EQ(&iso::CostModel::for_comm(MPI_COMM_WORLD), &model);
 }

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -120,6 +121,43 @@ TEST(CostModelFile, GatheredLineRoundTripsAndGoesTogether) {
   EXPECT_NE(lonely.find("alpha_gathered and delta_gathered go together"), std::string::npos) << lonely;
   const std::string old = load_error(dir.write("v1.txt", "version = 1\nalpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\n"
                                                          "delta = 5e-7\nalpha_gathered = 2e-6\ndelta_gathered = 1e-6\n"));
+  EXPECT_NE(old.find("version 1 has no"), std::string::npos) << old;
+}
+
+// The two route classes and the posting overlap: written only where set (a
+// model without them saves as before), read back exactly, the node keys all
+// three or none, a whole ranks_per_node, none of them in format 1.
+TEST(CostModelFile, NodeClassesAndPostingOverlapRoundTrip) {
+  TempDir dir;
+  const std::string plain = dir.file("plain.txt");
+  iso::CostModel::builtin().save(plain);
+  std::ifstream in(plain);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.find("ranks_per_node"), std::string::npos) << text;
+  EXPECT_EQ(text.find("delta_post"), std::string::npos) << text;
+  iso::CostModel model = iso::CostModel::builtin();
+  model.ranks_per_node = 32, model.alpha_node = 5.4000000000000002e-07, model.beta_node = 1.1764705882352941e-10;
+  model.delta_post = 1.0000000000000001e-07;
+  const std::string path = dir.file("nodes.txt");
+  model.save(path);
+  const iso::CostModel loaded = iso::CostModel::load(path);
+  EXPECT_EQ(loaded.ranks_per_node, 32.0);
+  EXPECT_EQ(loaded.alpha_node, model.alpha_node);
+  EXPECT_EQ(loaded.beta_node, model.beta_node);
+  EXPECT_EQ(loaded.delta_post, model.delta_post);
+  const std::string two = "version = 2\nalpha = 1e-6\nbeta = 1e-9\ngamma = 0\ndelta = 0\neager_limit = 4096\n"
+                          "alpha_large = 5e-6\nbeta_large = 2e-10\n";
+  const iso::CostModel without = iso::CostModel::load(dir.write("without.txt", two));
+  EXPECT_EQ(without.ranks_per_node, 0.0);
+  EXPECT_EQ(without.delta_post, 0.0);
+  EXPECT_EQ(iso::CostModel::load(dir.write("post.txt", two + "delta_post = 1e-7\n")).delta_post, 1e-7);
+  const std::string lonely = load_error(dir.write("lonely.txt", two + "ranks_per_node = 32\nalpha_node = 1e-7\n"));
+  EXPECT_NE(lonely.find("ranks_per_node, alpha_node and beta_node go together"), std::string::npos) << lonely;
+  const std::string half =
+      load_error(dir.write("half.txt", two + "ranks_per_node = 2.5\nalpha_node = 1e-7\nbeta_node = 1e-10\n"));
+  EXPECT_NE(half.find("ranks_per_node must be a whole number"), std::string::npos) << half;
+  const std::string old = load_error(dir.write("v1.txt", "version = 1\nalpha = 2e-6\nbeta = 1e-10\ngamma = 1e-8\n"
+                                                         "delta = 5e-7\ndelta_post = 1e-7\n"));
   EXPECT_NE(old.find("version 1 has no"), std::string::npos) << old;
 }
 

@@ -13,6 +13,8 @@
 // The library's internal round-by-round prediction (halo/src).
 #include "cost_model_internal.hpp"
 
+#include "hand_model.hpp"
+
 #include <isostencil_test.hpp>
 #include <time_scale.hpp>
 
@@ -41,22 +43,7 @@ const auto* const environment = ::testing::AddGlobalTestEnvironment(new CostMode
 // ---------------------------------------------------------------------------
 // Predictions versus hand computations
 
-constexpr double a = 1e-6, b = 1e-9, g = 1e-7, dl = 5e-7;
-iso::CostModel hand_model() {
-  iso::CostModel model;
-  model.alpha = a;
-  model.beta = b;
-  model.gamma = g;
-  model.delta = dl;
-  return model;
-}
-
-iso::BlockBytes uniform_bytes(int s, long bytes, iso::Collective collective) {
-  iso::BlockBytes out;
-  out.send.assign(collective == iso::Collective::alltoall ? static_cast<std::size_t>(s) : 1u, bytes);
-  out.recv.assign(static_cast<std::size_t>(s), bytes);
-  return out;
-}
+using namespace iso_hand;
 
 double predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid, std::vector<int> coords,
                iso::Algorithm algorithm, iso::Collective collective, const iso::BlockBytes& bytes) {
@@ -64,9 +51,6 @@ double predict(const iso::OffsetList& offsets, const iso::CartGeometry& grid, st
   return iso::detail::predict_seconds(hand_model(), schedule, bytes);
 }
 
-void expect_close(double got, double want, const char* what) {
-  EXPECT_NEAR(got, want, 1e-9 * want) << what;
-}
 
 TEST(CostModelPredict, TwoDimMooreTorusAlltoallByHand) {
   // 2-D Moore r=1 on a 4x4 torus, 8-byte blocks. Torus: 4 rounds (0+, 0-, 1+,

@@ -331,8 +331,15 @@ Predictions predict(const iso::OffsetList& offsets, const iso::CartGeometry& gri
     procs *= p;
   out.processes = static_cast<long>(procs);
   // On a torus every process has the same schedule (up to a translation of
-  // ranks), so one process's prediction is the maximum over ranks.
-  const int evaluated = out.torus ? (grid.num_procs() > 0 ? 1 : 0) : grid.num_procs();
+  // ranks), so one process's prediction is the maximum over ranks; not where
+  // the model has nodes (ranks_per_node): a rank's place in its node sets
+  // which of its messages leave it, so every process is, up to the first
+  // 4096 (a bound on plan's work for huge tori; nodes that tile the grid
+  // repeat within them).
+  const bool nodes = model.ranks_per_node > 1;
+  const int evaluated = !out.torus ? grid.num_procs()
+                        : nodes    ? std::min(grid.num_procs(), 4096)
+                                   : (grid.num_procs() > 0 ? 1 : 0);
   out.processes_evaluated = evaluated;
   const int s = offsets.size();
   const auto& collectives = plan_collectives();
@@ -452,10 +459,15 @@ std::string format_model_text(const iso::CostModel& model, const std::string& no
 std::string format_predictions_text(const Predictions& predictions) {
   std::string out = "predicted time per call (docs/design/cost-model.md)\n";
   out += format_model_text(predictions.model, predictions.model_note);
-  if (predictions.torus)
+  if (predictions.torus && predictions.processes_evaluated <= 1)
     out +=
         "  evaluated   one process: on a torus every process has the same schedule, so its\n"
         "              prediction is the maximum over ranks that auto takes\n";
+  else if (predictions.torus)
+    out += fmt::format(
+        "  evaluated   {} processes (the model has nodes of {} ranks: a rank's place in its node\n"
+        "              sets which messages leave it): times are maxima over them, as auto takes them\n",
+        predictions.processes_evaluated, static_cast<long>(predictions.model.ranks_per_node));
   else
     out += fmt::format(
         "  evaluated   all {} processes (non-periodic dimensions): rounds, volume and time\n"

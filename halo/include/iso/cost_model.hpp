@@ -47,6 +47,24 @@ struct CostModel {
   /// alpha_gathered + beta_scattered * bytes. 0: alpha_large, delta_large.
   double alpha_gathered = 0;
   double delta_gathered = 0;
+  /// Two route classes (docs/design/cost-model.md#nodes): ranks numbered in
+  /// order fill nodes of ranks_per_node, and a message to a rank of the same
+  /// node starts in alpha_node (above the eager limit alpha_large - alpha +
+  /// alpha_node: the protocol's extra start-up is the route's either way) and
+  /// moves its bytes at beta_node, beside the messages that leave the node
+  /// (a step's two classes of bytes flow at once: the larger counts). 0: one
+  /// class, every message priced as leaving the node (what older files give).
+  double ranks_per_node = 0;
+  double alpha_node = 0;
+  double beta_node = 0;
+  /// Seconds of each further message's posting (part of delta): posting
+  /// them runs while the first message travels (its latency: the start-up
+  /// less what it would add as a further one) and while the bytes already
+  /// posted flow, so a step costs start-up + further + max(bytes -
+  /// (messages - 1) * delta_post, -latency); completing them does not
+  /// overlap (messages that share a link arrive together). 0: start-up,
+  /// further messages and bytes add (what older files give).
+  double delta_post = 0;
   int version = 2;         ///< file format: 1 = alpha, beta, gamma, delta only
   std::string source = "defaults";  ///< "defaults", "calibrated" or the file it came from
 
@@ -76,6 +94,16 @@ struct CostModel {
   double further_message_seconds(double bytes, long blocks = 1) const {
     if (gathered(bytes, blocks) && delta_gathered > 0) return delta_gathered;
     return rendezvous(bytes) && delta_large > 0 ? delta_large : delta;
+  }
+  /// Whether ranks `a` and `b` share a node (two route classes only).
+  bool same_node(int a, int b) const {
+    const long n = static_cast<long>(ranks_per_node);
+    return n > 1 && a >= 0 && b >= 0 && a / n == b / n;
+  }
+  /// Start-up and transfer of a message to a rank of the same node.
+  double node_message_seconds(double bytes) const { return node_startup_seconds(bytes) + beta_node * bytes; }
+  double node_startup_seconds(double bytes) const {
+    return rendezvous(bytes) ? alpha_large - alpha + alpha_node : alpha_node;
   }
   /// A rendezvous-sized message of several blocks priced by its own line.
   bool gathered(double bytes, long blocks) const {
