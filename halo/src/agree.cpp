@@ -49,6 +49,11 @@ bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std:
 
 bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
                              const std::vector<MustMatch>& must_match, bool mine) {
+  return agree_on_errors_and_all(comm, where, local_error, must_match, mine, 0);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine, std::uint64_t mine_fingerprint) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
@@ -56,8 +61,10 @@ bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std:
   // collective's latency (docs/results/petsc-small): size - rank of a rank
   // with an error (0 without) gives the lowest such rank, 1 where `mine`
   // fails tells whether it holds everywhere, and each fingerprint with its
-  // complement give its maximum and minimum.
-  std::vector<std::int64_t> values{local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), mine ? 0 : 1};
+  // complement give its maximum and minimum (`mine_fingerprint`'s first).
+  const auto found_print = static_cast<std::int64_t>(mine_fingerprint);
+  std::vector<std::int64_t> values{local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), mine ? 0 : 1,
+                                   found_print, ~found_print};
   for (const MustMatch& m : must_match) {
     const auto signed_print = static_cast<std::int64_t>(m.fingerprint);
     values.push_back(signed_print);
@@ -67,11 +74,11 @@ bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std:
                               comm));
   if (values[0] != 0) throw_agreed(comm, rank, size - static_cast<int>(values[0]), where, local_error);
   for (std::size_t i = 0; i < must_match.size(); ++i) {
-    const std::int64_t highest = values[2 + 2 * i], lowest = ~values[3 + 2 * i];
+    const std::int64_t highest = values[4 + 2 * i], lowest = ~values[5 + 2 * i];
     if (highest != lowest)
       throw Error(where + ": " + must_match[i].what + " differ between ranks; every rank must pass the same values");
   }
-  return values[1] == 0;
+  return values[1] == 0 && values[2] == ~values[3];
 }
 
 }  // namespace iso

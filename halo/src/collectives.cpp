@@ -45,13 +45,30 @@ struct Choice {
   int ports;
 };
 
+// The key of auto's kept choice (Neighborhood::kept_choice): what the
+// choice depends on besides the neighborhood and the process's cost model,
+// which never changes once read (CostModel::for_comm).
+std::uint64_t choice_key(Collective collective, const BlockBytes& bytes, int ports) {
+  const std::uint64_t key = mix_fingerprint(block_bytes_digest(bytes), static_cast<std::uint64_t>(collective));
+  return mix_fingerprint(key, static_cast<std::uint64_t>(ports));
+}
+
+// What init agrees on to reuse a kept choice: its key and the choice, so
+// that ranks holding different entries all choose again.
+std::uint64_t kept_fingerprint(std::uint64_t key, const Neighborhood::KeptChoice& kept) {
+  return mix_fingerprint(mix_fingerprint(key, static_cast<std::uint64_t>(kept.algorithm)),
+                         static_cast<std::uint64_t>(kept.ports));
+}
+
 // Algorithm::automatic: the library's rule (cheapest_choice) on this
 // operation's predictions at every port count it considers, the same on
 // every rank (predictions are maxed over ranks; mesh schedules differ).
+// Kept on the neighborhood where every rank had the same key.
 Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
                         int ports) {
   const CostModel& model = CostModel::for_comm(neighborhood.comm());
   const BlockBytes bytes = bytes_of(buffers);
+  const std::uint64_t key = choice_key(collective, bytes, ports);
   const std::vector<Algorithm>& candidates = automatic_candidates();
   const std::vector<int> port_counts = candidate_port_counts(ports);
   // [candidate][port count] (mpi: its one prediction at every port count),
@@ -63,6 +80,13 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
                               ? predict_native_seconds(model, neighborhood.size(), bytes)
                               : predict_execution_seconds(model, neighborhood.schedule(algorithm, collective), bytes,
                                                           neighborhood.rank(), p));
+  // The key's four 16-bit parts and their negations (exact in doubles):
+  // their maxima tell whether every rank had the same key.
+  for (int part = 0; part < 4; ++part) {
+    const auto bits = static_cast<double>((key >> (16 * part)) & 0xffffu);
+    predicted.push_back(bits);
+    predicted.push_back(-bits);
+  }
   std::vector<int> targets;
   for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
   predicted.push_back(!ISO_SMPI && mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
@@ -70,8 +94,15 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
                               MPI_MAX, neighborhood.comm()));
   const bool mpi_everywhere = predicted.back() == 0.0;
   predicted.pop_back();
+  bool same_key = true;
+  for (int part = 0; part < 4; ++part) {
+    same_key = same_key && predicted[predicted.size() - 2] == -predicted.back();
+    predicted.resize(predicted.size() - 2);
+  }
   const CheapestChoice best = cheapest_choice(predicted, port_counts, mpi_everywhere);
-  return {best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
+  const Choice choice{best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
+  if (same_key) neighborhood.keep_choice(key, {choice.algorithm, choice.ports});
+  return choice;
 }
 
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
@@ -395,8 +426,22 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
   std::uint64_t fingerprint = mix_fingerprint(0, static_cast<std::uint64_t>(options.algorithm));
   fingerprint = mix_fingerprint(fingerprint, options.verify_signatures ? 1 : 0);
   fingerprint = mix_fingerprint(fingerprint, static_cast<std::uint64_t>(options.ports));
-  agree_on_errors(neighborhood.comm(), where, error, fingerprint,
-                  "the operation options (algorithm, verify_signatures, ports)");
+  // So does auto's kept choice (choose_algorithm): it is used only where every
+  // rank holds the same one, else every rank chooses again.
+  std::optional<Neighborhood::KeptChoice> kept;
+  std::uint64_t kept_print = 0;
+  if (error.empty() && options.algorithm == Algorithm::automatic) {
+    buffers.materialize(neighborhood.size());
+    const std::uint64_t key = choice_key(collective, bytes_of(buffers), options.ports);
+    if (const Neighborhood::KeptChoice* found = neighborhood.kept_choice(key)) {
+      kept = *found;
+      kept_print = kept_fingerprint(key, *kept);
+    }
+  }
+  const bool kept_everywhere = agree_on_errors_and_all(
+      neighborhood.comm(), where, error,
+      {MustMatch{fingerprint, "the operation options (algorithm, verify_signatures, ports)"}}, kept.has_value(),
+      kept_print);
   if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
   // A named algorithm lists the blocks only where its plan is not cached
   // (build_scheduled); choosing one reads them all.
@@ -404,9 +449,9 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
       options.algorithm == Algorithm::mpi)
     buffers.materialize(neighborhood.size());
   if (options.algorithm == Algorithm::tune) return tune(neighborhood, collective, buffers, options);
-  const Choice choice = options.algorithm == Algorithm::automatic
-                           ? choose_algorithm(neighborhood, collective, buffers, options.ports)
-                           : Choice{options.algorithm, options.ports};
+  const Choice choice = options.algorithm != Algorithm::automatic ? Choice{options.algorithm, options.ports}
+                        : kept_everywhere ? Choice{kept->algorithm, kept->ports}
+                                          : choose_algorithm(neighborhood, collective, buffers, options.ports);
   if (choice.algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
   return make_operation(
       build_scheduled(neighborhood, choice.algorithm, collective, std::move(buffers), choice.ports, options.posting));

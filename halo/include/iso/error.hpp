@@ -52,6 +52,12 @@ struct MustMatch {
 /// into one collective call: the first that differs is the error.
 bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
                              const std::vector<MustMatch>& must_match, bool mine);
+/// The same, where `mine` holds everywhere only when `mine_fingerprint` (what
+/// each rank found in its cache) is also equal on every rank: caches that
+/// hold different entries on different ranks make every rank rebuild, never
+/// a mix of ranks reusing and rebuilding. Still one collective call.
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine, std::uint64_t mine_fingerprint);
 
 /// Mixes `value` into a fingerprint (for agree_on_errors).
 inline std::uint64_t mix_fingerprint(std::uint64_t hash, std::uint64_t value) {
