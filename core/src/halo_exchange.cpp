@@ -89,6 +89,29 @@ HaloExchange::HaloExchange(std::shared_ptr<const Decomposition> decomposition,
   bind_datatypes(element);
 }
 
+HaloExchange::HaloExchange(Binding binding, iso::HaloExchange::Deferred& deferred)
+    : decomposition_(std::move(binding.decomposition)),
+      pattern_(std::move(binding.pattern)),
+      fields_(std::move(binding.fields)),
+      keep_alive_(std::move(binding.keep_alive)),
+      to_host_(std::move(binding.to_host)),
+      from_host_(std::move(binding.from_host)),
+      host_accessible_(binding.host_accessible),
+      transport_(binding.transport),
+      gpu_aware_mpi_(binding.gpu_aware_mpi),
+      space_(std::move(binding.space)) {
+  deferred = iso::HaloExchange::Deferred{};
+  if (!pattern_) throw iso::Error("isostencil::core::HaloExchange: no pattern");
+  layout_ = pattern_->layout(binding.element);
+  if (transport_ != HaloTransport::datatypes) return;  // not ready: bound collectively instead
+  datatypes_ = std::make_unique<iso::HaloExchange>(pattern_, binding.element, fields_, deferred);
+}
+
+void HaloExchange::finish() {
+  if (!datatypes_) throw iso::Error("isostencil::core::HaloExchange::finish: no deferred binding to finish");
+  datatypes_->finish();
+}
+
 void HaloExchange::bind_datatypes(MPI_Datatype element) {
   datatypes_ = std::make_unique<iso::HaloExchange>(pattern_, element, fields_);
 }

@@ -49,29 +49,50 @@ bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std:
 
 bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
                              const std::vector<MustMatch>& must_match, bool mine) {
+  return agree_on_errors_and_all(comm, where, local_error, must_match, mine, 0);
+}
+
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine, std::uint64_t mine_fingerprint) {
+  return agree_on_errors_and_each(comm, where, local_error, must_match, {Found{mine, mine_fingerprint}}).front();
+}
+
+std::vector<bool> agree_on_errors_and_each(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                                           const std::vector<MustMatch>& must_match,
+                                           const std::vector<Found>& found) {
   int rank = 0, size = 1;
   ISO_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   ISO_MPI_CHECK(MPI_Comm_size(comm, &size));
   // One allreduce (MAX) for every question, since set-up pays each
   // collective's latency (docs/results/petsc-small): size - rank of a rank
-  // with an error (0 without) gives the lowest such rank, 1 where `mine`
-  // fails tells whether it holds everywhere, and each fingerprint with its
-  // complement give its maximum and minimum.
-  std::vector<std::int64_t> values{local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank), mine ? 0 : 1};
-  for (const MustMatch& m : must_match) {
-    const auto signed_print = static_cast<std::int64_t>(m.fingerprint);
+  // with an error (0 without) gives the lowest such rank; per question, 1
+  // where `mine` fails tells whether it holds everywhere, and its
+  // fingerprint with its complement give their maximum and minimum; so for
+  // each fingerprint that must match.
+  std::vector<std::int64_t> values{local_error.empty() ? 0 : static_cast<std::int64_t>(size - rank)};
+  auto push_print = [&values](std::uint64_t print) {
+    const auto signed_print = static_cast<std::int64_t>(print);
     values.push_back(signed_print);
     values.push_back(~signed_print);
+  };
+  for (const Found& f : found) {
+    values.push_back(f.mine ? 0 : 1);
+    push_print(f.fingerprint);
   }
+  for (const MustMatch& m : must_match) push_print(m.fingerprint);
   ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_INT64_T, MPI_MAX,
                               comm));
   if (values[0] != 0) throw_agreed(comm, rank, size - static_cast<int>(values[0]), where, local_error);
+  const std::size_t first_match = 1 + 3 * found.size();
   for (std::size_t i = 0; i < must_match.size(); ++i) {
-    const std::int64_t highest = values[2 + 2 * i], lowest = ~values[3 + 2 * i];
+    const std::int64_t highest = values[first_match + 2 * i], lowest = ~values[first_match + 2 * i + 1];
     if (highest != lowest)
       throw Error(where + ": " + must_match[i].what + " differ between ranks; every rank must pass the same values");
   }
-  return values[1] == 0;
+  std::vector<bool> answers;
+  for (std::size_t k = 0; k < found.size(); ++k)
+    answers.push_back(values[1 + 3 * k] == 0 && values[2 + 3 * k] == ~values[3 + 3 * k]);
+  return answers;
 }
 
 }  // namespace iso

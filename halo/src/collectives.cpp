@@ -45,13 +45,30 @@ struct Choice {
   int ports;
 };
 
+// The key of auto's kept choice (Neighborhood::kept_choice): what the
+// choice depends on besides the neighborhood and the process's cost model,
+// which never changes once read (CostModel::for_comm).
+std::uint64_t choice_key(Collective collective, const BlockBytes& bytes, int ports) {
+  const std::uint64_t key = mix_fingerprint(block_bytes_digest(bytes), static_cast<std::uint64_t>(collective));
+  return mix_fingerprint(key, static_cast<std::uint64_t>(ports));
+}
+
+// What init agrees on to reuse a kept choice: its key and the choice, so
+// that ranks holding different entries all choose again.
+std::uint64_t kept_fingerprint(std::uint64_t key, const Neighborhood::KeptChoice& kept) {
+  return mix_fingerprint(mix_fingerprint(key, static_cast<std::uint64_t>(kept.algorithm)),
+                         static_cast<std::uint64_t>(kept.ports));
+}
+
 // Algorithm::automatic: the library's rule (cheapest_choice) on this
 // operation's predictions at every port count it considers, the same on
 // every rank (predictions are maxed over ranks; mesh schedules differ).
+// Kept on the neighborhood where every rank had the same key.
 Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
                         int ports) {
   const CostModel& model = CostModel::for_comm(neighborhood.comm());
   const BlockBytes bytes = bytes_of(buffers);
+  const std::uint64_t key = choice_key(collective, bytes, ports);
   const std::vector<Algorithm>& candidates = automatic_candidates();
   const std::vector<int> port_counts = candidate_port_counts(ports);
   // [candidate][port count] (mpi: its one prediction at every port count),
@@ -63,6 +80,13 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
                               ? predict_native_seconds(model, neighborhood.size(), bytes)
                               : predict_execution_seconds(model, neighborhood.schedule(algorithm, collective), bytes,
                                                           neighborhood.rank(), p));
+  // The key's four 16-bit parts and their negations (exact in doubles):
+  // their maxima tell whether every rank had the same key.
+  for (int part = 0; part < 4; ++part) {
+    const auto bits = static_cast<double>((key >> (16 * part)) & 0xffffu);
+    predicted.push_back(bits);
+    predicted.push_back(-bits);
+  }
   std::vector<int> targets;
   for (int i = 0; i < neighborhood.size(); ++i) targets.push_back(neighborhood.target_rank(i));
   predicted.push_back(!ISO_SMPI && mpi_is_candidate(std::move(targets)) ? 0.0 : 1.0);
@@ -70,8 +94,15 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
                               MPI_MAX, neighborhood.comm()));
   const bool mpi_everywhere = predicted.back() == 0.0;
   predicted.pop_back();
+  bool same_key = true;
+  for (int part = 0; part < 4; ++part) {
+    same_key = same_key && predicted[predicted.size() - 2] == -predicted.back();
+    predicted.resize(predicted.size() - 2);
+  }
   const CheapestChoice best = cheapest_choice(predicted, port_counts, mpi_everywhere);
-  return {best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
+  const Choice choice{best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
+  if (same_key) neighborhood.keep_choice(key, {choice.algorithm, choice.ports});
+  return choice;
 }
 
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
@@ -373,9 +404,15 @@ void verify_block_sizes(const Neighborhood& neighborhood, const Buffers& buffers
   agree_on_errors(neighborhood.comm(), where, error);
 }
 
-Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
-               void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
-               bool irregular, bool absolute_addresses = false) {
+}  // namespace
+
+namespace detail {
+
+// Everything of an init up to its agreement: local checks, the options'
+// fingerprint, auto's kept choice (choose_algorithm).
+PreparedInit prepare_init(const char* where, Collective collective, const Neighborhood& neighborhood,
+                          const void* sendbuf, void* recvbuf, Buffers buffers, std::string error,
+                          const OperationOptions& options, bool irregular, bool absolute_addresses) {
   if (error.empty() && options.ports < 0)
     error = "ports is " + std::to_string(options.ports) + "; give 0 (no limit) or a positive count";
   const int posting = static_cast<int>(options.posting);
@@ -390,26 +427,81 @@ Operation init(const char* where, Collective collective, const Neighborhood& nei
       block_bytes(buffers.send[0]) != block_bytes(buffers.recv[0]))
     error = "a send block has " + std::to_string(block_bytes(buffers.send[0])) + " bytes but a receive block has " +
             std::to_string(block_bytes(buffers.recv[0])) + " (type signatures must match)";
+  PreparedInit prepared;
+  prepared.where = where;
+  prepared.collective = collective;
+  prepared.neighborhood = &neighborhood;
+  prepared.options = options;
+  prepared.irregular = irregular;
   // Options that differ between ranks would build different schedules and
   // hang; they are agreed with the argument errors, in the same allreduce pass.
   std::uint64_t fingerprint = mix_fingerprint(0, static_cast<std::uint64_t>(options.algorithm));
   fingerprint = mix_fingerprint(fingerprint, options.verify_signatures ? 1 : 0);
-  fingerprint = mix_fingerprint(fingerprint, static_cast<std::uint64_t>(options.ports));
-  agree_on_errors(neighborhood.comm(), where, error, fingerprint,
-                  "the operation options (algorithm, verify_signatures, ports)");
-  if (irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, where);
+  prepared.options_fingerprint = mix_fingerprint(fingerprint, static_cast<std::uint64_t>(options.ports));
+  // So does auto's kept choice (choose_algorithm): it is used only where every
+  // rank holds the same one, else every rank chooses again.
+  if (error.empty() && options.algorithm == Algorithm::automatic) {
+    buffers.materialize(neighborhood.size());
+    const std::uint64_t key = choice_key(collective, bytes_of(buffers), options.ports);
+    if (const Neighborhood::KeptChoice* found = neighborhood.kept_choice(key)) {
+      prepared.kept = *found;
+      prepared.kept_print = kept_fingerprint(key, *found);
+    }
+  }
+  prepared.error = std::move(error);
+  prepared.buffers = std::move(buffers);
+  return prepared;
+}
+
+bool PreparedInit::ready() const {
+  // Algorithm::mpi makes a graph communicator, tune times candidates, the
+  // verification exchanges sizes: collective calls of their own.
+  const Algorithm algorithm = options.algorithm;
+  return error.empty() && !(irregular && options.verify_signatures) && algorithm != Algorithm::mpi &&
+         algorithm != Algorithm::tune && (algorithm != Algorithm::automatic || kept.has_value());
+}
+
+std::uint64_t PreparedInit::ready_fingerprint() const { return mix_fingerprint(options_fingerprint, kept_print); }
+
+Operation finish_init(PreparedInit prepared, bool agreed) {
+  const Neighborhood& neighborhood = *prepared.neighborhood;
+  const OperationOptions& options = prepared.options;
+  Buffers& buffers = prepared.buffers;
+  // Agreed by the caller: every rank was ready() with the same
+  // ready_fingerprint(), so a kept choice is kept everywhere.
+  const bool kept_everywhere =
+      agreed ? prepared.kept.has_value()
+             : agree_on_errors_and_all(
+                   neighborhood.comm(), prepared.where, prepared.error,
+                   {MustMatch{prepared.options_fingerprint, "the operation options (algorithm, verify_signatures, ports)"}},
+                   prepared.kept.has_value(), prepared.kept_print);
+  if (prepared.irregular && options.verify_signatures) verify_block_sizes(neighborhood, buffers, prepared.where);
   // A named algorithm lists the blocks only where its plan is not cached
   // (build_scheduled); choosing one reads them all.
   if (options.algorithm == Algorithm::tune || options.algorithm == Algorithm::automatic ||
       options.algorithm == Algorithm::mpi)
     buffers.materialize(neighborhood.size());
-  if (options.algorithm == Algorithm::tune) return tune(neighborhood, collective, buffers, options);
-  const Choice choice = options.algorithm == Algorithm::automatic
-                           ? choose_algorithm(neighborhood, collective, buffers, options.ports)
-                           : Choice{options.algorithm, options.ports};
-  if (choice.algorithm == Algorithm::mpi) return make_operation(build_native(neighborhood, collective, buffers));
-  return make_operation(
-      build_scheduled(neighborhood, choice.algorithm, collective, std::move(buffers), choice.ports, options.posting));
+  if (options.algorithm == Algorithm::tune) return tune(neighborhood, prepared.collective, buffers, options);
+  const Choice choice = options.algorithm != Algorithm::automatic ? Choice{options.algorithm, options.ports}
+                        : kept_everywhere ? Choice{prepared.kept->algorithm, prepared.kept->ports}
+                                          : choose_algorithm(neighborhood, prepared.collective, buffers, options.ports);
+  if (choice.algorithm == Algorithm::mpi)
+    return make_operation(build_native(neighborhood, prepared.collective, buffers));
+  return make_operation(build_scheduled(neighborhood, choice.algorithm, prepared.collective, std::move(buffers),
+                                        choice.ports, options.posting));
+}
+
+}  // namespace detail
+
+namespace {
+
+Operation init(const char* where, Collective collective, const Neighborhood& neighborhood, const void* sendbuf,
+               void* recvbuf, Buffers buffers, std::string error, const OperationOptions& options,
+               bool irregular, bool absolute_addresses = false) {
+  return detail::finish_init(detail::prepare_init(where, collective, neighborhood, sendbuf, recvbuf,
+                                                  std::move(buffers), std::move(error), options, irregular,
+                                                  absolute_addresses),
+                             false);
 }
 
 Operation regular_init(const char* where, Collective collective, const Neighborhood& neighborhood,
@@ -502,10 +594,11 @@ namespace detail {
 
 // The caller's own argument errors ride in the operation's agreement (a
 // halo exchange's binding): one collective call less per set-up.
-Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
-                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options) {
+PreparedInit prepare_alltoallw(const char* where, std::string error, const Neighborhood& neighborhood,
+                               const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               const OperationOptions& options) {
   const int s = neighborhood.size();
   if (error.empty() && s > 0 && (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes))
     error = "counts, displacement and datatype arrays must not be null";
@@ -518,8 +611,17 @@ Operation alltoallw_init(const char* where, std::string error, const Neighborhoo
       buffers.recv.push_back({MPI_Aint_add(recv_base, rdispls[i]), recvcounts[i], recvtypes[i]});
     }
   }
-  return init(where, Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers), error, options, true,
-              true);
+  return prepare_init(where, Collective::alltoall, neighborhood, sendbuf, recvbuf, std::move(buffers),
+                      std::move(error), options, true, true);
+}
+
+Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
+                         const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], const OperationOptions& options) {
+  return finish_init(prepare_alltoallw(where, std::move(error), neighborhood, sendbuf, sendcounts, sdispls, sendtypes,
+                                       recvbuf, recvcounts, rdispls, recvtypes, options),
+                     false);
 }
 
 }  // namespace detail

@@ -436,11 +436,28 @@ HaloExchange::HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& 
   bind("iso::HaloExchange");
 }
 
-void HaloExchange::bind(const char* where) {
+HaloExchange::HaloExchange(std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element,
+                           std::vector<void*> fields, Deferred& deferred)
+    : pattern_(std::move(pattern)), fields_(std::move(fields)) {
+  if (!pattern_) throw Error("iso::HaloExchange: no pattern");
+  layout_ = pattern_->layout(element);
+  deferred = Deferred{};
+  bind("iso::HaloExchange", &deferred);
+}
+
+void HaloExchange::finish() {
+  if (!prepared_) throw Error("iso::HaloExchange::finish: no deferred binding to finish");
+  operation_ = detail::finish_init(std::move(*prepared_), true);
+  prepared_.reset();
+}
+
+void HaloExchange::bind(const char* where, Deferred* deferred) {
   const HaloPattern& pattern = *pattern_;
   // The binding's errors are agreed on in the operation's agreement
   // (detail::alltoallw_init): a rank with one makes no types and passes it on.
+  // Deferred, it is not ready, and the caller binds again collectively.
   const std::string error = detail::check_binding(layout_.element, fields_);
+  if (!error.empty() && deferred) return;
   if (!error.empty()) {
     operation_ = detail::alltoallw_init(where, error, pattern.neighborhood(), MPI_BOTTOM, nullptr, nullptr, nullptr,
                                         MPI_BOTTOM, nullptr, nullptr, nullptr, OperationOptions{});
@@ -491,10 +508,18 @@ void HaloExchange::bind(const char* where) {
       if (nfields == 1 && block_bytes(pattern.send_block(i)) > 0) send_displacements[i] = addresses[0];
       if (nfields == 1 && block_bytes(pattern.recv_block(i)) > 0) recv_displacements[i] = addresses[0];
     }
-    operation_ = detail::alltoallw_init(where, {}, pattern.neighborhood(), MPI_BOTTOM, counts.data(),
-                                        send_displacements.data(), send_types.data(), MPI_BOTTOM, counts.data(),
-                                        recv_displacements.data(), recv_types.data(),
-                                        OperationOptions{pattern.options().algorithm, false, pattern.options().ports});
+    const OperationOptions options{pattern.options().algorithm, false, pattern.options().ports};
+    if (deferred) {
+      prepared_ = std::make_unique<detail::PreparedInit>(detail::prepare_alltoallw(
+          where, {}, pattern.neighborhood(), MPI_BOTTOM, counts.data(), send_displacements.data(), send_types.data(),
+          MPI_BOTTOM, counts.data(), recv_displacements.data(), recv_types.data(), options));
+      deferred->ready = prepared_->ready();
+      deferred->fingerprint = prepared_->ready_fingerprint();
+    } else {
+      operation_ = detail::alltoallw_init(where, {}, pattern.neighborhood(), MPI_BOTTOM, counts.data(),
+                                          send_displacements.data(), send_types.data(), MPI_BOTTOM, counts.data(),
+                                          recv_displacements.data(), recv_types.data(), options);
+    }
   } catch (...) {
     operation_ = Operation();
     for (MPI_Datatype& type : types_) MPI_Type_free(&type);
@@ -513,6 +538,7 @@ HaloExchange& HaloExchange::operator=(HaloExchange&& other) noexcept {
   std::swap(types_, other.types_);
   std::swap(operation_, other.operation_);
   std::swap(element_size_, other.element_size_);
+  std::swap(prepared_, other.prepared_);
   return *this;
 }
 

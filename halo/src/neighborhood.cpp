@@ -214,7 +214,8 @@ Neighborhood::Neighborhood(Neighborhood&& other) noexcept
       coords_(std::move(other.coords_)),
       rank_(other.rank_),
       offsets_hash_(other.offsets_hash_),
-      schedules_(std::move(other.schedules_)) {
+      schedules_(std::move(other.schedules_)),
+      choices_(std::move(other.choices_)) {
   other.shared_ = nullptr;
   other.comm_ = MPI_COMM_NULL;
 }
@@ -230,6 +231,7 @@ Neighborhood& Neighborhood::operator=(Neighborhood&& other) noexcept {
     rank_ = other.rank_;
     offsets_hash_ = other.offsets_hash_;
     schedules_ = std::move(other.schedules_);
+    choices_ = std::move(other.choices_);
   }
   return *this;
 }
@@ -291,6 +293,18 @@ Neighborhood::Neighborhood(MPI_Comm cart, OffsetList offsets, const Neighborhood
   shared_ = acquire(cart);
   comm_ = shared_->comm;
   ISO_MPI_CHECK(MPI_Comm_rank(comm_, &rank_));
+}
+
+const Neighborhood::KeptChoice* Neighborhood::kept_choice(std::uint64_t key) const {
+  const auto found = choices_.find(key);
+  return found == choices_.end() ? nullptr : &found->second;
+}
+
+void Neighborhood::keep_choice(std::uint64_t key, KeptChoice choice) const {
+  // A bound for programs that vary their block sizes without end: forgetting
+  // only costs the next init its prediction.
+  if (choices_.size() >= 64) choices_.clear();
+  choices_[key] = choice;
 }
 
 const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collective) const {

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -335,9 +336,41 @@ Operation make_operation(std::unique_ptr<Operation::Impl> impl);
 
 namespace detail {
 
+// An init up to its agreement, all local (collectives.cpp): the argument
+// error, the options' fingerprint, auto's kept choice. finish_init agrees
+// and builds; a layer that makes one agreement for several (a grid's
+// exchange on a pattern it found, iso::HaloExchange::Deferred) agrees on
+// ready() and ready_fingerprint() itself and passes agreed = true, where
+// finish_init makes no collective call.
+struct PreparedInit {
+  const char* where = "";
+  Collective collective = Collective::alltoall;
+  const Neighborhood* neighborhood = nullptr;
+  Buffers buffers;
+  OperationOptions options;
+  bool irregular = false;
+  std::string error;
+  std::uint64_t options_fingerprint = 0;
+  std::optional<Neighborhood::KeptChoice> kept;
+  std::uint64_t kept_print = 0;
+  // No error, and finishing needs no collective call: a scheduled algorithm
+  // named, or auto's choice kept (not mpi, tune or a verification exchange).
+  bool ready() const;
+  std::uint64_t ready_fingerprint() const;
+};
+PreparedInit prepare_init(const char* where, Collective collective, const Neighborhood& neighborhood,
+                          const void* sendbuf, void* recvbuf, Buffers buffers, std::string error,
+                          const OperationOptions& options, bool irregular, bool absolute_addresses);
+Operation finish_init(PreparedInit prepared, bool agreed);
+
 // alltoallw_init with the caller's name and its own argument error, which
 // rides in the operation's agreement (collectives.cpp; a halo exchange's
-// binding check, halo_exchange.cpp).
+// binding check, halo_exchange.cpp); and its first half.
+PreparedInit prepare_alltoallw(const char* where, std::string error, const Neighborhood& neighborhood,
+                               const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               const OperationOptions& options);
 Operation alltoallw_init(const char* where, std::string error, const Neighborhood& neighborhood,
                          const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],

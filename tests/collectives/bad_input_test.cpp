@@ -304,6 +304,30 @@ TEST(CollectivesBadInput, FingerprintAgreementNamesTheLowestErringRank) {
   EXPECT_EQ(last, "agree: rank " + std::to_string(p - 1) + ": last");
 }
 
+// A cache hit is reused only where every rank found one and the entries'
+// fingerprints are equal everywhere (kept choices, docs/design/cost-model.md):
+// the same answer on every rank, and a must-match difference is still an error.
+TEST(CollectivesBadInput, ACacheHitHoldsOnlyWhereEveryRankFoundTheSameEntry) {
+  const int p = world_size(), rank = world_rank();
+  auto all = [&](bool mine, std::uint64_t found) {
+    return iso::agree_on_errors_and_all(MPI_COMM_WORLD, "agree", "", {iso::MustMatch{5, "the values"}}, mine, found);
+  };
+  EXPECT_TRUE(all_ranks(all(true, 9)));
+  // Found everywhere, different entries on the last rank: no rank reuses.
+  EXPECT_TRUE(all_ranks(!all(true, rank == p - 1 && p > 1 ? 10 : 9) || p == 1));
+  // Found on rank 0 only (fingerprints of the others 0): no rank reuses.
+  EXPECT_TRUE(all_ranks(!all(rank == 0, rank == 0 ? 9 : 0) || p == 1));
+  // Found nowhere, equal fingerprints: nothing to reuse.
+  EXPECT_TRUE(all_ranks(!all(false, 0)));
+  if (p > 1) {
+    const std::string message = error_of([&] {
+      (void)iso::agree_on_errors_and_all(MPI_COMM_WORLD, "agree", "",
+                                         {iso::MustMatch{rank == p - 1 ? 6u : 5u, "the values"}}, true, 9);
+    });
+    expect_same_error_everywhere(message, "must-match difference beside a cache hit", {"differ between ranks"});
+  }
+}
+
 // A neighborhood where every rank is its own partner twice (offsets +-P on a
 // periodic ring of P processes; at P <= 2 the +-1 partners coincide too):
 // Algorithm::mpi delivers block i from source i whether or not the MPI

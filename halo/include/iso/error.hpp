@@ -52,6 +52,24 @@ struct MustMatch {
 /// into one collective call: the first that differs is the error.
 bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
                              const std::vector<MustMatch>& must_match, bool mine);
+/// The same, where `mine` holds everywhere only when `mine_fingerprint` (what
+/// each rank found in its cache) is also equal on every rank: caches that
+/// hold different entries on different ranks make every rank rebuild, never
+/// a mix of ranks reusing and rebuilding. Still one collective call.
+bool agree_on_errors_and_all(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                             const std::vector<MustMatch>& must_match, bool mine, std::uint64_t mine_fingerprint);
+
+/// One question "did this rank find it, and which" (see below).
+struct Found {
+  bool mine = false;
+  std::uint64_t fingerprint = 0;
+};
+/// The same for several such questions in the one collective call: answer
+/// k is true where `found[k].mine` holds on every rank and
+/// `found[k].fingerprint` is equal on every rank.
+std::vector<bool> agree_on_errors_and_each(MPI_Comm comm, const std::string& where, const std::string& local_error,
+                                           const std::vector<MustMatch>& must_match,
+                                           const std::vector<Found>& found);
 
 /// Mixes `value` into a fingerprint (for agree_on_errors).
 inline std::uint64_t mix_fingerprint(std::uint64_t hash, std::uint64_t value) {

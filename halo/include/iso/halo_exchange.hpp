@@ -12,11 +12,16 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace iso {
+
+namespace detail {
+struct PreparedInit;
+}
 
 /// Halo widths of a stencil per dimension and side: the farthest reach.
 struct HaloWidths {
@@ -220,6 +225,22 @@ public:
   /// algorithm is the pattern's (automatic is resolved here, from the bytes
   /// these fields move).
   HaloExchange(std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element, std::vector<void*> fields);
+  /// For a layer that makes one agreement for several (a grid's exchange on
+  /// a pattern it found: core/include/isostencil/core/grid.hpp): binds
+  /// locally, with no collective call. `ready`: no error here, and the
+  /// operation can be made without a collective call (a scheduled algorithm
+  /// named, or auto's choice kept: docs/design/cost-model.md#kept-choices).
+  /// The caller agrees that every rank is ready with the same `fingerprint`,
+  /// then calls finish() on every rank; where they are not, every rank drops
+  /// this exchange (nothing was reserved) and binds with the constructor above.
+  struct Deferred {
+    bool ready = false;
+    std::uint64_t fingerprint = 0;
+  };
+  HaloExchange(std::shared_ptr<const HaloPattern> pattern, MPI_Datatype element, std::vector<void*> fields,
+               Deferred& deferred);
+  /// Makes the operation of a ready Deferred binding (no collective call).
+  void finish();
   /// A one-off exchange with a pattern of its own, made from `layout` and the
   /// ghost directions `directions`. Collective over `cart`.
   HaloExchange(MPI_Comm cart, ArrayLayout layout, const OffsetList& directions, std::vector<void*> fields,
@@ -248,7 +269,7 @@ public:
   Algorithm algorithm() const { return operation_.algorithm(); }
 
 private:
-  void bind(const char* where);
+  void bind(const char* where, Deferred* deferred = nullptr);
   long block_bytes(const HaloPattern::Block& block) const { return block.cells() * element_size_; }
 
   std::shared_ptr<const HaloPattern> pattern_;
@@ -257,6 +278,7 @@ private:
   std::vector<MPI_Datatype> types_;  // owned block types
   Operation operation_;
   int element_size_ = 0;
+  std::unique_ptr<detail::PreparedInit> prepared_;  // a Deferred binding until finish()
 };
 
 }  // namespace iso

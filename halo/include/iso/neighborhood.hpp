@@ -118,6 +118,18 @@ public:
   /// agree on the tags. Neighborhoods sharing a communicator share the count.
   int reserve_tags(int count) const;
 
+  /// Algorithm::automatic's choices on this neighborhood, by a key of the
+  /// operation (collective, block sizes, ports) that was the same on every
+  /// rank when the choice was made: a later init with that key agrees on the
+  /// kept choice inside its argument agreement instead of predicting again
+  /// in a collective call of its own (docs/design/cost-model.md#kept-choices).
+  struct KeptChoice {
+    Algorithm algorithm = Algorithm::automatic;
+    int ports = 0;
+  };
+  const KeptChoice* kept_choice(std::uint64_t key) const;
+  void keep_choice(std::uint64_t key, KeptChoice choice) const;
+
 private:
   detail::SharedComm* shared_ = nullptr;
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -127,6 +139,7 @@ private:
   int rank_ = 0;
   std::uint64_t offsets_hash_ = 0;
   mutable std::map<std::pair<Algorithm, Collective>, std::shared_ptr<const Schedule>> schedules_;
+  mutable std::map<std::uint64_t, KeptChoice> choices_;
 };
 
 }  // namespace iso

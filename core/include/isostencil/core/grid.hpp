@@ -427,16 +427,39 @@ private:
               memory_space::name() + ") for the packed transport's kernels";
     // The agreement also asks whether every rank holds a pattern to reuse
     // (this grid's, or another grid's of equal arguments), so that reuse
-    // costs no collective call of its own.
+    // costs no collective call of its own; and, where one is found, whether
+    // every rank bound the exchange to it locally and is ready to make its
+    // operation without a collective call, with the same fingerprint
+    // (iso::HaloExchange::Deferred: auto's kept choice,
+    // docs/design/cost-model.md#kept-choices). Otherwise every rank drops
+    // that binding and binds collectively.
     const std::vector<int> interior(interior_.begin(), interior_.end());
     const std::vector<long> offset(global_offset_.begin(), global_offset_.end());
     std::shared_ptr<const HaloPattern> found =
         error.empty() ? patterns_->find(*decomposition_, interior, geometry_, offset, options) : nullptr;
-    const bool everywhere = iso::agree_on_errors_and_all(decomposition_->comm(), where, error, found != nullptr);
     binding.decomposition = decomposition_;
-    binding.pattern = patterns_->get(*decomposition_, interior, geometry_, offset, options,
-                                     everywhere ? std::move(found) : nullptr);
     binding.element = mpi_datatype<value_type>::get();
+    std::optional<HaloExchange> bound;
+    iso::HaloExchange::Deferred deferred;
+    if (found) {
+      HaloExchange::Binding local = binding;
+      local.pattern = found;
+      try {
+        bound.emplace(std::move(local), deferred);
+      } catch (const iso::Error& e) {
+        error = e.what();  // the same error on every rank, below
+      }
+    }
+    const std::vector<bool> everywhere = iso::agree_on_errors_and_each(
+        decomposition_->comm(), where, error, {},
+        {iso::Found{found != nullptr, 0}, iso::Found{deferred.ready, deferred.fingerprint}});
+    binding.pattern = patterns_->get(*decomposition_, interior, geometry_, offset, options,
+                                     everywhere[0] ? std::move(found) : nullptr);
+    if (everywhere[1]) {
+      bound->finish();
+      return std::move(*bound);
+    }
+    bound.reset();
     return HaloExchange(std::move(binding));
   }
 

@@ -130,6 +130,11 @@ public:
 
   /// Use Grid<D>::halo_exchange. Collective over the pattern's communicator.
   explicit HaloExchange(Binding binding);
+  /// Grid<D>::halo_exchange on a pattern it found: the datatypes transport
+  /// bound locally (iso::HaloExchange::Deferred; `ready` false for the packed
+  /// transport), finish() once the grid's agreement found every rank ready.
+  HaloExchange(Binding binding, iso::HaloExchange::Deferred& deferred);
+  void finish();
   /// The datatype transport on host-accessible fields (kept for callers that
   /// bind raw fields; Grid<D>::halo_exchange uses the Binding).
   HaloExchange(std::shared_ptr<const Decomposition> decomposition,
