@@ -195,6 +195,12 @@ private:
   std::vector<Block> send_blocks_, recv_blocks_;
   std::vector<int> reach_;
   std::string algorithm_note_;
+  // The block types of the last single-field exchange bound to this pattern
+  // (send, recv per direction; a predefined element), kept while the pattern
+  // lives: the next exchange of that element takes them. The library is
+  // called from one thread.
+  mutable std::shared_ptr<const std::vector<MPI_Datatype>> single_field_types_;
+  mutable MPI_Datatype single_field_element_ = MPI_DATATYPE_NULL;
 };
 
 /// The reference exchange (what HaloExchange::run_naive runs), independent of
@@ -275,7 +281,9 @@ private:
   std::shared_ptr<const HaloPattern> pattern_;
   ArrayLayout layout_;
   std::vector<void*> fields_;
-  std::vector<MPI_Datatype> types_;  // owned block types
+  // The block types (owned; a single field's are shared with the other
+  // exchanges of its pattern and element).
+  std::shared_ptr<const std::vector<MPI_Datatype>> types_;
   Operation operation_;
   int element_size_ = 0;
   std::unique_ptr<detail::PreparedInit> prepared_;  // a Deferred binding until finish()
