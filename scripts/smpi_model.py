@@ -189,25 +189,35 @@ def offsets_of(spec):
     sys.exit(f"smpi_model: unknown neighborhood '{spec}' (moore:D:R, octant:D:R or shales:D:R1,R2)")
 
 
-def layout_figures(p, procs, offsets):
-    """(largest route latency, seconds a byte of every block on the most
-    loaded link, blocks a rank sends) for the one-step exchange of every
-    rank with every neighbor; ranks in row-major order on the process grid
-    (MPI's Cartesian order), one a core, nodes filled in order."""
+def neighbors(procs, offsets):
+    """(rank, [the rank at each offset]) for every rank of the periodic
+    process grid `procs`, ranks in row-major order (MPI's Cartesian order)."""
     n = 1
     for x in procs:
         n *= x
-    load, cap, lat_max, single = {}, {}, 0.0, 0.0
     for rank in range(n):
         c, rest = [], rank
         for x in reversed(procs):
             c.append(rest % x)
             rest //= x
         c.reverse()
+        peers = []
         for o in offsets:
             peer = 0
             for k, x in enumerate(procs):
                 peer = peer * x + (c[k] + o[k]) % x
+            peers.append(peer)
+        yield rank, peers
+
+
+def layout_figures(p, procs, offsets):
+    """(largest route latency, seconds a byte of every block on the most
+    loaded link, blocks a rank sends) for the one-step exchange of every
+    rank with every neighbor; ranks in row-major order on the process grid
+    (MPI's Cartesian order), one a core, nodes filled in order."""
+    load, cap, lat_max, single = {}, {}, 0.0, 0.0
+    for rank, peers in neighbors(procs, offsets):
+        for peer in peers:
             lat, links = p.route(rank // p.cores, peer // p.cores)
             lat_max = max(lat_max, lat)
             for link, capacity in links:
@@ -227,21 +237,10 @@ def class_figures(p, procs, offsets):
     time in the one-step exchange over the most blocks one rank sends off
     its node, whose bytes then take the link's time); (None, None) where no
     message leaves a node."""
-    n = 1
-    for x in procs:
-        n *= x
     load, cap, lat_max, most = {}, {}, 0.0, 0
-    for rank in range(n):
-        c, rest = [], rank
-        for x in reversed(procs):
-            c.append(rest % x)
-            rest //= x
-        c.reverse()
+    for rank, peers in neighbors(procs, offsets):
         off = 0
-        for o in offsets:
-            peer = 0
-            for k, x in enumerate(procs):
-                peer = peer * x + (c[k] + o[k]) % x
+        for peer in peers:
             if rank // p.cores == peer // p.cores:
                 continue
             off += 1
