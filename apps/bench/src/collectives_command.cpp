@@ -97,7 +97,7 @@ public:
                      "skip points whose 3 buffers (send, receive, temporary) exceed this per rank (default 1G)");
     app_->add_option("--max-seconds", opt_.max_seconds,
                      "skip points estimated (from the fastest of 3 probe calls per contender) to take longer; "
-                     "0: no limit "
+                     "0: no limit, and no probe calls "
                      "(default 60)")
         ->check(CLI::Range(0.0, 1e9));
     app_->add_option("--tukey", opt_.tukey, "outlier fence factor k: keep [Q1-k*IQR, Q3+k*IQR] (default 3)")
@@ -448,7 +448,9 @@ void Measurement::check_contender_row(const NeighborhoodRun& run, Op op, long lo
     row.note = fmt::format("bound: {} schedule as contiguous MPI_Sendrecv, no data check", prepared->chosen);
   }
   // Probe: the fastest of 3 calls (the first calls pay for page faults and
-  // connection set-up), each the maximum over ranks.
+  // connection set-up), each the maximum over ranks; only where a limit
+  // uses it (--max-seconds 0: none; simulations at thousands of ranks).
+  if (opt_.max_seconds <= 0) return;
   const std::vector<double> probes = time_repetitions(run.bench, 0, 3, [&] { prepared->call(); });
   probe_total += *std::min_element(probes.begin(), probes.end());
 }
