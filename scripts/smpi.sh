@@ -20,7 +20,7 @@
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
 # PAPER_DIMS (2 3), PAPER_HOOD (moore; octant, shales: iso-bench's names), PAPER_RADII (1; for shales "3,7"), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct),
-# PAPER_OPS (alltoall), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
+# PAPER_OPS (alltoall), PAPER_PRIVATIZATION (dlopen up to 4096 ranks, mmap above), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
 # from the platform and each run's layout, or a FILE),
 # REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
@@ -132,6 +132,17 @@ if [[ ${1:-} == paper ]]; then
   out=$build/paper-$name-$n.csv
   rm -f "$out"
   model=${PAPER_MODEL:-defaults}
+  # Each simulated rank's copy of the program (docs/simulating.md#costs-of-a-simulation):
+  # dlopen copies the whole binary a rank (about 1.1 MB of memory a rank, and
+  # a start-up that grows faster than the ranks), into tmpfs here so that no
+  # copy reaches the disk; mmap copies the data segment alone (about 0.1 MB a
+  # rank with the run's own data) but swaps it at each context switch (a
+  # third more CPU). Above 4096 ranks dlopen would not fit 10 GB.
+  privatization=${PAPER_PRIVATIZATION:-$( ((n > 4096)) && echo mmap || echo dlopen)}
+  [[ $privatization == dlopen || $privatization == mmap ]] \
+    || { echo "smpi.sh paper: PAPER_PRIVATIZATION must be dlopen or mmap (got '$privatization')" >&2; exit 2; }
+  tmpdir=${TMPDIR:-/tmp}
+  [[ -d /dev/shm && -w /dev/shm ]] && tmpdir=/dev/shm
   hood=${PAPER_HOOD:-moore}
   # A relative model file is the caller's (this script runs from the root).
   [[ $model == defaults || $model == platform || $model == /* ]] || model=$OLDPWD/$model
@@ -157,15 +168,16 @@ print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
       python3 scripts/smpi_model.py "$platform" --procs "$procs" --neighborhood "$hood:$d:$r" -o "$iso_model"
     fi
     start=$(date +%s.%N)
-    ISO_COST_MODEL=$iso_model /usr/bin/time -f "%M" -o "$run.rss" smpirun -np "$n" -platform "$platform" \
-      -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
-      --cfg=smpi/barrier:ompi_recursivedoubling \
+    TMPDIR=$tmpdir ISO_COST_MODEL=$iso_model /usr/bin/time -f "%M %U %S" -o "$run.rss" smpirun -np "$n" \
+      -platform "$platform" -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
+      --cfg=smpi/barrier:ompi_recursivedoubling --cfg=smpi/privatization:"$privatization" \
       "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "$hood:$d:$r" -s "${PAPER_SIZES:-8,128,2048}" \
       -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
       --csv "$run.csv" >"$run.log" 2>&1 \
       || { tail -20 "$run.log" >&2; echo "smpi.sh paper: the run at d=$d r=$r failed ($run.log)" >&2; exit 1; }
     wall=$(echo "$(date +%s.%N) - $start" | bc)
-    rss=$(tail -1 "$run.rss")
+    read -r rss cpu_user cpu_sys < <(tail -1 "$run.rss")
+    cpu=$(echo "$cpu_user + $cpu_sys" | bc)
     # Every point must be there and right (iso-bench checks each result
     # against the sent data and linear's): a wrong or missing one fails.
     python3 - "$run.csv" "${PAPER_OPS:-alltoall}" "${PAPER_SIZES:-8,128,2048}" \
@@ -179,9 +191,9 @@ if bad or len(rows) != want:
     sys.exit(f"smpi.sh paper: {len(rows)} of {want} points, not ok: {'; '.join(bad) or '-'}")
 EOF
     # iso-bench's rows, each with the simulation's wall time and peak memory.
-    [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb/p' "$run.csv" >"$out"
-    sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024))/p" "$run.csv" >>"$out"
-    echo "smpi paper: $name, $n ranks, $hood:$d:$r: $(printf %.1f "$wall") s wall, $((rss / 1024)) MB peak"
+    [[ -f $out ]] || sed -n '1s/$/,platform,sim_wall_s,sim_peak_rss_mb,sim_cpu_s,privatization/p' "$run.csv" >"$out"
+    sed -n "2,\$ s/\$/,$name,$(printf %.1f "$wall"),$((rss / 1024)),$(printf %.1f "$cpu"),$privatization/p" "$run.csv" >>"$out"
+    echo "smpi paper: $name, $n ranks, $hood:$d:$r: $(printf %.1f "$wall") s wall ($(printf %.1f "$cpu") s CPU), $((rss / 1024)) MB peak"
   done
   done
   echo "smpi paper: $out"
