@@ -84,13 +84,17 @@ public:
   /// directions cover the whole ghost region.
   std::string check(long& compared) const {
     std::string wrong;
+    long cells = 0, bad = 0;
     visit([&](std::size_t at, bool ghost, double expected) {
-      ++compared;
-      if (wrong.empty() && data_[at] != expected)
+      ++cells;
+      if (data_[at] == expected) return;
+      ++bad;
+      if (wrong.empty())
         wrong = fmt::format("{} cell at local index {} (global {}) holds {}, expected {}", ghost ? "ghost" : "interior",
                             local_text(at), global_text(at), data_[at], expected);
     });
-    return wrong;
+    compared += cells;
+    return bad ? fmt::format("{} of {} cells wrong; the first: {}", bad, cells, wrong) : wrong;
   }
 
   /// Spoils one ghost cell (the first one): the tests' broken exchange.
