@@ -337,6 +337,8 @@ int HaloCommand::run(MPI_Comm world) {
           const TukeySummary summary = add_launch(row, times, opt_.tukey);
           say(fmt::format("  {:<18} {:<8} {:>11.2f} us  ({}/{} kept){}", name, names[c], summary.median * 1e6,
                           summary.kept, times.size(), row.chosen.empty() ? "" : " -> " + row.chosen));
+          // After every point: a long simulation stopped by a time limit keeps what it measured.
+          if (root_ && !opt_.csv.empty()) write_csv(opt_.csv, rows, env);
         }
       }
     }
