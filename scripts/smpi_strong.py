@@ -13,11 +13,16 @@ as the framework's depth = auto does (apps/driver/src/depth_choice.cpp):
 (one exchange of width k every k substeps; substep g of the k computes the
 interior grown by the 27-point stencil's reach 1 for each substep still to
 come). `rate` is a kernel rate measured on a real machine (updates/s a rank).
+With --ranks, the rows are taken by subdomain size alone, whatever rank
+count simulated them: on a torus whose shape is the process grid's, one
+rank a node, every rank's exchange is the same at every scale (the 26
+neighbors at the same hops), so a 4 x 4 x 4 torus at 64 ranks stands for
+a 16 x 16 x 16 one at 4096 (docs/simulating.md#strong-scaling-simulated).
 Writes a CSV (every depth, and depth 1 against the best) and a PNG: time
 per step and parallel efficiency over ranks. Efficiency is against the
 fastest time per step at the smallest rank count, for both curves.
 
-    smpi_strong.py --grid 512 --rate 3.74e8 --rate 128:3.81e8 -o OUT.csv --png OUT.png CSV...
+    smpi_strong.py --grid 512 --rate 3.74e8 --rate 128:3.81e8 [--ranks 64,512,4096] -o OUT.csv --png OUT.png CSV...
 """
 
 import argparse
@@ -67,12 +72,17 @@ def main():
                         help="kernel updates/s a rank; N:RATE for subdomains of N^3 (repeatable)")
     parser.add_argument("--depths", default="1,2,3,4")
     parser.add_argument("--contender", default="linear")
+    parser.add_argument("--ranks", help="rank counts to price from rows of any rank count (a torus of the grid's shape)")
     parser.add_argument("-o", "--output", required=True)
     parser.add_argument("--png")
     args = parser.parse_args()
     rates, default = parse_rates(args.rate)
     depths = [int(k) for k in args.depths.split(",")]
     table = load(args.csv, args.contender)
+    if args.ranks:
+        by_size = {(n, w): t for (_, n, w), t in sorted(table.items(), reverse=True)}
+        wanted = [int(r) for r in args.ranks.split(",")]
+        table = {(r, n, w): t for r in wanted for (n, w), t in by_size.items()}
 
     points = []
     for ranks in sorted({p for p, _, _ in table}):
