@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole benchmark suite in one command, at 2 ranks (NP), in well under 15
 # minutes on 2 cores: builds (scripts/setup.sh), runs every benchmark, writes
-# CSVs, PNG plots and summary.md (each issue-7 target -> measured ratio ->
-# met/missed) into the output folder.
+# CSVs, PNG plots and summary.md (every target -> measured ratio ->
+# met/missed, in one table, with the load) into the output folder.
 #
 #   scripts/bench.sh [--out DIR] [--with-petsc] [--quick]
 #
@@ -22,8 +22,11 @@
 # backends.md (also appended to summary.md), backends.csv, plots/backends.png.
 #
 # Ports: 3-D Moore r=1 and r=3 and shales, alltoall, at k = 1, 2, 4, 6 and no
-# limit, on shared memory and over TCP (ports-shm.csv, ports-tcp.csv); the
-# packed halo transport against datatypes (halo-packed.csv).
+# limit, on shared memory and over TCP (ports-shm.csv, ports-tcp.csv).
+#
+# Packed: the packed halo transport against datatypes at 1 and 2 ranks
+# (packed/: scripts/bench_packed.sh). Tiles: Jacobi 7-point at depth 4 tile by
+# tile against depth 1 at 128^3 and 256^3, 1 rank (tiles.csv).
 #
 # Autotune: auto and tune against the algorithms they choose from, 3-D Moore
 # r=1 alltoall, 1 B .. 64 KiB, shared memory and TCP (autotune-shm.csv,
@@ -216,14 +219,22 @@ run depth env BUILD_DIR="$B" NPS="$NP" SIDES="8 32" bash scripts/bench_depth.sh 
 # The fixed cost of a small exchange: torus and direct of 1-64 B blocks
 # against their MPI_Sendrecv bounds, fresh against persistent posting, shared
 # memory and TCP (scripts/bench_small.sh, which also runs alone).
-SMALL_ARGS=(--out "$OUT/small-messages")
+# --first-run: auto with the model a new user's first run calibrates (an
+# empty cache under the output folder), as issue 32's part 1 asks.
+SMALL_ARGS=(--out "$OUT/small-messages" --first-run)
 if ((QUICK)); then SMALL_ARGS+=(--quick); fi
 run small-messages env BUILD_DIR="$B" NP="$NP" JOBS="$JOBS" bash scripts/bench_small.sh "${SMALL_ARGS[@]}"
-# The packed halo transport against the datatype one (same run, ratios).
-if ((QUICK)); then PACKED_SIZES=(--size3 8); PACKED_REPS=5; else PACKED_SIZES=(--size3 16 64); PACKED_REPS=40; fi
-run halo-packed "${MPIRUN[@]}" "$B/benchmarks/isostencil-bench-halo" --cases jacobi27 "${PACKED_SIZES[@]}" \
-  --contenders torus packed-torus linear packed-linear auto packed-auto --reps "$PACKED_REPS" \
-  --csv "$OUT/halo-packed.csv"
+# The packed halo transport against the datatype one, 1 and 2 ranks, rep by
+# rep beside it (scripts/bench_packed.sh, which also runs alone).
+if ((QUICK)); then PACKED_REPS=5; else PACKED_REPS=40; fi
+run packed env BUILD_DIR="$B" REPS="$PACKED_REPS" bash scripts/bench_packed.sh --out "$OUT/packed"
+# Past the memory bound: Jacobi 7-point at depth 4 run tile by tile in cache
+# against depth 1, on 1 rank, with the copy bound of the same run.
+mpi_launcher 1
+if ((QUICK)); then TILES=(--size 32 --sweeps 4 --repeats 1 --warmup 1); else
+  TILES=(--size 128 --size 256 --sweeps 8 --repeats 3 --warmup 4); fi
+run tiles "${launcher[@]}" "$B/benchmarks/isostencil-bench-stencil" "${TILES[@]}" --kernels jacobi7 \
+  --depth 1 --depth 4 --tiles on --overlap off --csv "$OUT/tiles.csv"
 RAN=$(date +%s)
 
 # --- plots and summary --------------------------------------------------------
@@ -232,6 +243,7 @@ python3 scripts/plot_bench.py "$OUT"/collectives-*.csv "$OUT/setup.csv" -o "$OUT
   >>"$LOG" 2>&1 || say "plot_bench.py failed (see $LOG)"
 PLOT_ARGS=(--halo "$OUT/halo.csv" --collectives "$OUT"/collectives-*.csv --setup "$OUT/setup.csv"
   --stencil "$OUT/stencil.csv" --life "$OUT/life.csv" -o "$OUT" --elapsed "$((RAN - BUILT))"
+  --packed "$OUT"/packed/halo-packed-np*.csv --tiles "$OUT/tiles.csv"
   --load "$(cut -d' ' -f1-3 /proc/loadavg)")
 if [[ -z "$PETSC_NOTE" ]]; then PLOT_ARGS+=(--petsc "$OUT/petsc.csv"); else PLOT_ARGS+=(--petsc-note "$PETSC_NOTE"); fi
 python3 scripts/plot_stencil.py "${PLOT_ARGS[@]}" >>"$LOG" 2>&1 || fail "plot_stencil.py failed (see $LOG)"

@@ -52,7 +52,7 @@ HaloTransport parse_halo_transport(const std::string& name) {
                    "\" is no halo transport; allowed: auto, datatypes, packed");
 }
 
-HaloExchange::HaloExchange(Binding binding)
+HaloExchange::HaloExchange(Binding& binding, iso::HaloExchange::Deferred* deferred)
     : decomposition_(std::move(binding.decomposition)),
       pattern_(std::move(binding.pattern)),
       fields_(std::move(binding.fields)),
@@ -63,8 +63,12 @@ HaloExchange::HaloExchange(Binding binding)
       transport_(binding.transport),
       gpu_aware_mpi_(binding.gpu_aware_mpi),
       space_(std::move(binding.space)) {
+  if (deferred) *deferred = iso::HaloExchange::Deferred{};
   if (!pattern_) throw iso::Error("isostencil::core::HaloExchange: no pattern");
   layout_ = pattern_->layout(binding.element);
+}
+
+HaloExchange::HaloExchange(Binding binding) : HaloExchange(binding, nullptr) {
   if (transport_ == HaloTransport::packed) {
     const bool stage = !host_accessible_ && !gpu_aware_mpi_;
     packed_ = std::make_unique<detail::PackedTransport>(*pattern_, binding.element, fields_, stage,
@@ -90,19 +94,7 @@ HaloExchange::HaloExchange(std::shared_ptr<const Decomposition> decomposition,
 }
 
 HaloExchange::HaloExchange(Binding binding, iso::HaloExchange::Deferred& deferred)
-    : decomposition_(std::move(binding.decomposition)),
-      pattern_(std::move(binding.pattern)),
-      fields_(std::move(binding.fields)),
-      keep_alive_(std::move(binding.keep_alive)),
-      to_host_(std::move(binding.to_host)),
-      from_host_(std::move(binding.from_host)),
-      host_accessible_(binding.host_accessible),
-      transport_(binding.transport),
-      gpu_aware_mpi_(binding.gpu_aware_mpi),
-      space_(std::move(binding.space)) {
-  deferred = iso::HaloExchange::Deferred{};
-  if (!pattern_) throw iso::Error("isostencil::core::HaloExchange: no pattern");
-  layout_ = pattern_->layout(binding.element);
+    : HaloExchange(binding, &deferred) {
   if (transport_ != HaloTransport::datatypes) return;  // not ready: bound collectively instead
   datatypes_ = std::make_unique<iso::HaloExchange>(pattern_, binding.element, fields_, deferred);
 }

@@ -173,6 +173,29 @@ struct Contents {
     types.resize(static_cast<std::size_t>(count));
     ISO_MPI_CHECK(MPI_Type_get_contents(type, integers, addresses, count, ints.data(), addrs.data(), types.data()));
   }
+  // The counts MPI defines for the combiner (MPI 4.0, 5.1.13), so that
+  // reading the arguments by their meaning stays inside the arrays. An MPI
+  // whose contents do not match (seen under SimGrid SMPI 3.32: a subarray
+  // reported as INDEXED with a struct's arguments) gets the datatype path.
+  bool well_formed() const {
+    const std::size_t ni = ints.size(), na = addrs.size(), nd = types.size();
+    const std::size_t n = ints.empty() ? 0 : static_cast<std::size_t>(std::max(ints[0], 0));
+    switch (combiner) {
+      case MPI_COMBINER_NAMED: return true;
+      case MPI_COMBINER_DUP: return nd == 1;
+      case MPI_COMBINER_RESIZED: return na == 2 && nd == 1;
+      case MPI_COMBINER_CONTIGUOUS: return ni == 1 && nd == 1;
+      case MPI_COMBINER_VECTOR: return ni == 3 && nd == 1;
+      case MPI_COMBINER_HVECTOR: return ni == 2 && na == 1 && nd == 1;
+      case MPI_COMBINER_INDEXED: return ni == 2 * n + 1 && nd == 1;
+      case MPI_COMBINER_HINDEXED: return ni == n + 1 && na == n && nd == 1;
+      case MPI_COMBINER_INDEXED_BLOCK: return ni == n + 2 && nd == 1;
+      case MPI_COMBINER_HINDEXED_BLOCK: return ni == 2 && na == n && nd == 1;
+      case MPI_COMBINER_STRUCT: return ni == n + 1 && na == n && nd == n;
+      case MPI_COMBINER_SUBARRAY: return ni == 3 * n + 2 && nd == 1;
+      default: return false;
+    }
+  }
   Contents(const Contents&) = delete;
   Contents& operator=(const Contents&) = delete;
   ~Contents() {
@@ -197,6 +220,7 @@ public:
   bool runs_of(MPI_Datatype type, std::vector<Run>& out, int depth = 0) {
     if (depth > 32) return false;
     const Contents c(type);
+    if (!c.well_formed()) return false;
     // `copies` consecutive elements of `old` at each displacement.
     auto place = [&](MPI_Datatype old, const std::vector<std::pair<MPI_Aint, long>>& blocks) {
       std::vector<Run> pattern;
@@ -324,7 +348,7 @@ bool TypeFacts::describe(const BlockDesc& block, std::vector<std::int64_t>& out)
 // within the run budget, so that such a key still means a flattenable type.
 bool TypeFacts::describe_subarray(Facts& facts, const TypeInfo& info, std::vector<std::int64_t>& out) {
   const Contents c(facts.type);
-  if (c.combiner != MPI_COMBINER_SUBARRAY || c.types.size() != 1 || c.ints.empty()) return false;
+  if (c.combiner != MPI_COMBINER_SUBARRAY || !c.well_formed() || c.ints.empty()) return false;
   const MPI_Datatype old = c.types[0];
   int integers = 0, addresses = 0, count = 0, combiner = 0;
   ISO_MPI_CHECK(MPI_Type_get_envelope(old, &integers, &addresses, &count, &combiner));

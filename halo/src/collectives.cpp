@@ -64,11 +64,11 @@ std::uint64_t kept_fingerprint(std::uint64_t key, const Neighborhood::KeptChoice
 // operation's predictions at every port count it considers, the same on
 // every rank (predictions are maxed over ranks; mesh schedules differ).
 // Kept on the neighborhood where every rank had the same key.
-Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
-                        int ports) {
+// `bytes` are the buffers' block sizes, `key` their choice_key (an init
+// has both from looking for a kept choice).
+Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const BlockBytes& bytes,
+                        std::uint64_t key, int ports) {
   const CostModel& model = CostModel::for_comm(neighborhood.comm());
-  const BlockBytes bytes = bytes_of(buffers);
-  const std::uint64_t key = choice_key(collective, bytes, ports);
   const std::vector<Algorithm>& candidates = automatic_candidates();
   const std::vector<int> port_counts = candidate_port_counts(ports);
   // [candidate][port count] (mpi: its one prediction at every port count),
@@ -103,6 +103,13 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
   const Choice choice{best.algorithm, best.algorithm == Algorithm::mpi ? 0 : best.ports};
   if (same_key) neighborhood.keep_choice(key, {choice.algorithm, choice.ports});
   return choice;
+}
+
+Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+                        int ports) {
+  BlockBytes bytes = bytes_of(buffers);
+  const std::uint64_t key = choice_key(collective, bytes, ports);
+  return choose_algorithm(neighborhood, collective, bytes, key, ports);
 }
 
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
@@ -442,10 +449,11 @@ PreparedInit prepare_init(const char* where, Collective collective, const Neighb
   // rank holds the same one, else every rank chooses again.
   if (error.empty() && options.algorithm == Algorithm::automatic) {
     buffers.materialize(neighborhood.size());
-    const std::uint64_t key = choice_key(collective, bytes_of(buffers), options.ports);
-    if (const Neighborhood::KeptChoice* found = neighborhood.kept_choice(key)) {
+    prepared.choice_bytes = bytes_of(buffers);
+    prepared.choice_key = choice_key(collective, prepared.choice_bytes, options.ports);
+    if (const Neighborhood::KeptChoice* found = neighborhood.kept_choice(prepared.choice_key)) {
       prepared.kept = *found;
-      prepared.kept_print = kept_fingerprint(key, *found);
+      prepared.kept_print = kept_fingerprint(prepared.choice_key, *found);
     }
   }
   prepared.error = std::move(error);
@@ -484,7 +492,8 @@ Operation finish_init(PreparedInit prepared, bool agreed) {
   if (options.algorithm == Algorithm::tune) return tune(neighborhood, prepared.collective, buffers, options);
   const Choice choice = options.algorithm != Algorithm::automatic ? Choice{options.algorithm, options.ports}
                         : kept_everywhere ? Choice{prepared.kept->algorithm, prepared.kept->ports}
-                                          : choose_algorithm(neighborhood, prepared.collective, buffers, options.ports);
+                                          : choose_algorithm(neighborhood, prepared.collective, prepared.choice_bytes,
+                                                             prepared.choice_key, options.ports);
   if (choice.algorithm == Algorithm::mpi)
     return make_operation(build_native(neighborhood, prepared.collective, buffers));
   return make_operation(build_scheduled(neighborhood, choice.algorithm, prepared.collective, std::move(buffers),

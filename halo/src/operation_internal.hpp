@@ -8,6 +8,7 @@
 #pragma once
 
 #include "iso/collectives.hpp"
+#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 #include "iso/neighborhood.hpp"
 #include "iso/schedule.hpp"
@@ -353,6 +354,10 @@ struct PreparedInit {
   std::uint64_t options_fingerprint = 0;
   std::optional<Neighborhood::KeptChoice> kept;
   std::uint64_t kept_print = 0;
+  // auto's block sizes and choice key, found once (set where no error and
+  // the algorithm is automatic).
+  BlockBytes choice_bytes;
+  std::uint64_t choice_key = 0;
   // No error, and finishing needs no collective call: a scheduled algorithm
   // named, or auto's choice kept (not mpi, tune or a verification exchange).
   bool ready() const;

@@ -3,7 +3,12 @@
 CSV it wrote: exact header, one row per expected (operation, neighborhood,
 size, contender), measured rows with sane statistics and environment.
 
-    smoke.py --csv FILE --mode collectives|setup|tune [--np N] -- mpiexec -n 2 iso-bench ... --csv FILE
+    smoke.py --csv FILE --mode collectives|setup|tune|halo [--np N] -- mpiexec -n 2 iso-bench ... --csv FILE
+
+Mode halo (iso-bench halo, 3-D): one row per --halo-sizes x --halo-widths x
+--halo-contenders, each measured, with the bytes a rank sends; with
+--expect-wrong the run must fail, naming a wrong ghost cell, and its rows
+be errors (the check of a broken exchange).
 """
 
 import argparse
@@ -45,7 +50,11 @@ def check_measured(row, reps, launches, np):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--csv", required=True)
-    parser.add_argument("--mode", choices=["collectives", "setup", "tune"], required=True)
+    parser.add_argument("--mode", choices=["collectives", "setup", "tune", "halo"], required=True)
+    parser.add_argument("--halo-sizes", default="")
+    parser.add_argument("--halo-widths", default="")
+    parser.add_argument("--halo-contenders", default="")
+    parser.add_argument("--expect-wrong", action="store_true")
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--launches", type=int, required=True)
@@ -59,7 +68,11 @@ def main():
     print("running:", " ".join(command), flush=True)
     result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=240)
     print(result.stdout)
-    if result.returncode != 0:
+    if args.expect_wrong:
+        if result.returncode == 0 or "wrong halo" not in result.stdout or "ghost cell" not in result.stdout:
+            print(f"FAILED: a broken exchange was not reported (exit code {result.returncode})")
+            return 1
+    elif result.returncode != 0:
         print(f"FAILED: iso-bench exited with {result.returncode}")
         return 1
     if not os.path.exists(args.csv):
@@ -117,6 +130,29 @@ def main():
                   f"tune note without every launch's trials: {row['note']!r}")
         linear = [r for r in rows if r["contender"] == "linear"]
         check(len(linear) == 2 and all(r["chosen"] == "" for r in linear), "linear rows missing or with a pick")
+    elif args.mode == "halo":
+        wanted = [(n, w, c) for n in args.halo_sizes.split(",") for w in args.halo_widths.split(",")
+                  for c in args.halo_contenders.split(",")]
+        check(len(rows) == len(wanted), f"{len(rows)} halo rows, expected {len(wanted)}")
+        for n, w, c in wanted:
+            name = f"halo-d3-n{n}-w{w}"
+            matching = [r for r in rows if (r["operation"], r["neighborhood"], r["contender"]) == ("halo", name, c)]
+            check(len(matching) == 1, f"no row for {name} {c}")
+            for row in matching:
+                if args.expect_wrong:
+                    check(row["status"] == "error" and "ghost cell" in row["note"], f"{name} {c}: {row['status']}")
+                    continue
+                check_measured(row, args.reps, args.launches, args.np)
+                side, width = int(n), int(w)
+                # The ghost region of the box stencil: every block a rank sends.
+                check(int(row["send_bytes"]) == 8 * ((side + 2 * width) ** 3 - side ** 3),
+                      f"{name} {c}: send_bytes {row['send_bytes']}")
+                check(int(row["size_bytes"]) == 8 * width * side * side, f"{name} {c}: size_bytes {row['size_bytes']}")
+                reach = -(-width // side)
+                check(int(row["neighbors"]) == (2 * reach + 1) ** 3 - 1, f"{name} {c}: {row['neighbors']} directions")
+                if c == "auto":
+                    check(row["chosen"].split(":p")[0] in ("linear", "torus", "direct", "basis", "mpi"),
+                          f"auto chose {row['chosen']}")
     else:
         names = ["iso-neighborhood", "iso-alltoall-init", "iso-allgather-init", "iso-create+init", "mpi-create",
                  "mpi-adjacent", "iso-create+init-cold"]

@@ -3,6 +3,7 @@
 // of launch medians), with CSV output for scripts/plot_bench.py.
 //   collectives (default)  alltoall / allgather / alltoallw vs MPI_Neighbor_*
 //   setup                  Table II: neighborhood + init vs MPI_Dist_graph_create*
+//   halo                   the halo exchange of a real grid (iso::HaloExchange) per algorithm
 #include "isostencil/bench/bench.hpp"
 
 #include "isostencil/spec.hpp"
@@ -33,10 +34,12 @@ int run(int argc, char** argv, int rank, int size) {
       "Examples:\n"
       "  mpirun -np 2 iso-bench --op alltoall -n moore:3:1 --csv a2a.csv\n"
       "  mpirun -np 2 iso-bench setup --csv setup.csv\n"
+      "  mpirun -np 8 iso-bench halo -n 8,16,32 -c linear,auto --csv halo.csv\n"
       "  python3 scripts/plot_bench.py a2a.csv setup.csv -o plots/");
   std::vector<std::unique_ptr<isobench::Subcommand>> commands;
   commands.push_back(isobench::make_collectives_command(app));
   commands.push_back(isobench::make_setup_command(app));
+  commands.push_back(isobench::make_halo_command(app));
 
   // Default subcommand: insert "collectives" unless a subcommand (or the
   // top-level --help) comes first.

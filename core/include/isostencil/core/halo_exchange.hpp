@@ -206,6 +206,10 @@ public:
   std::string describe_transport() const;
 
 private:
+  // The members every Binding sets, and the pattern checked: the two
+  // Binding constructors go on from here. `deferred`, where given, is
+  // cleared first, so it never outlives a failed binding.
+  HaloExchange(Binding& binding, iso::HaloExchange::Deferred* deferred);
   void bind_datatypes(MPI_Datatype element);
   // Host copies of every field (bytes of the whole array each).
   std::vector<std::vector<char>> copy_fields_to_host() const;

@@ -25,5 +25,6 @@ public:
 
 std::unique_ptr<Subcommand> make_collectives_command(CLI::App& parent);
 std::unique_ptr<Subcommand> make_setup_command(CLI::App& parent);
+std::unique_ptr<Subcommand> make_halo_command(CLI::App& parent);
 
 }  // namespace isobench
