@@ -215,7 +215,7 @@ run autotune env BUILD_DIR="$B" NP="$NP" bash scripts/bench_autotune.sh "${AUTOT
 # matrix of scripts/bench_depth.sh, which also runs alone with every case).
 DEPTH_ARGS=(--out "$OUT/depth")
 if ((QUICK)); then DEPTH_ARGS+=(--quick); fi
-run depth env BUILD_DIR="$B" NPS="$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
+run depth env BUILD_DIR="$B" MATRIX="shm:$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
 # The fixed cost of a small exchange: torus and direct of 1-64 B blocks
 # against their MPI_Sendrecv bounds, fresh against persistent posting, shared
 # memory and TCP (scripts/bench_small.sh, which also runs alone).
