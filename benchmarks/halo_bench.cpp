@@ -4,8 +4,9 @@
 //   linear, torus, direct, auto   isomorphic alltoallw over subarray blocks
 //                                 (core::HaloExchange, one algorithm each)
 //   iso-mpi                       the library's Algorithm::mpi path (on request)
-//   naive                         one hand-packed message per direction
-//                                 (HaloExchange::run_naive, the reference)
+//   naive                         the straightforward exchange: one
+//                                 MPI_Isend/MPI_Irecv of a subarray type per
+//                                 direction, built here (not through halo/)
 //   mpi-neighbor                  plain MPI_Neighbor_alltoallw with the same
 //                                 subarray types on an adjacent dist graph
 //                                 built here (not through halo/)
@@ -113,26 +114,16 @@ private:
   std::vector<core::HaloExchange> halos_;
 };
 
-class NaiveExchanger : public Exchanger {
-public:
-  explicit NaiveExchanger(std::vector<core::HaloExchange> halos) : halos_(std::move(halos)) {}
-  void exchange(int field) override {
-    Kokkos::fence();  // as HaloExchange::start: kernels writing the interior are done
-    halos_[static_cast<std::size_t>(field)].run_naive();
-  }
-
-private:
-  std::vector<core::HaloExchange> halos_;
-};
-
 /// MPI_Neighbor_alltoallw on MPI_Dist_graph_create_adjacent: edge i carries
 /// ghost direction e_i (received from x + e_i, sent to x - e_i), blocks are
-/// MPI_Type_create_subarray of the field, counts 1, displacements 0.
+/// MPI_Type_create_subarray of the field, counts 1, displacements 0. With
+/// `point_to_point`, the same blocks as one MPI_Irecv/MPI_Isend each on the
+/// Cartesian communicator, tagged by direction (the straightforward exchange).
 class NeighborExchanger : public Exchanger {
 public:
   NeighborExchanger(MPI_Comm cart, const iso::ArrayLayout& layout, const iso::OffsetList& directions,
-                    std::vector<void*> fields)
-      : fields_(std::move(fields)) {
+                    std::vector<void*> fields, bool point_to_point = false)
+      : fields_(std::move(fields)), cart_(cart) {
     const int d = layout.dims();
     std::vector<int> coords(static_cast<std::size_t>(d)), extent = layout.extent();
     int me = 0;
@@ -177,6 +168,8 @@ public:
       recv_types_.push_back(recv);
     }
     const int degree = static_cast<int>(sources.size());
+    sources_ = sources, destinations_ = destinations;
+    if (point_to_point) return;
     MPI_Dist_graph_create_adjacent(cart, degree, sources.data(), MPI_UNWEIGHTED, degree,
                                    destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_);
     counts_.assign(static_cast<std::size_t>(degree), 1);
@@ -192,6 +185,18 @@ public:
   void exchange(int field) override {
     Kokkos::fence();
     void* data = fields_[static_cast<std::size_t>(field)];
+    if (graph_ == MPI_COMM_NULL) {
+      const int n = static_cast<int>(sources_.size());
+      requests_.assign(2 * static_cast<std::size_t>(n), MPI_REQUEST_NULL);
+      for (int i = 0; i < n; ++i)
+        MPI_Irecv(data, 1, recv_types_[static_cast<std::size_t>(i)], sources_[static_cast<std::size_t>(i)], i, cart_,
+                  &requests_[static_cast<std::size_t>(i)]);
+      for (int i = 0; i < n; ++i)
+        MPI_Isend(data, 1, send_types_[static_cast<std::size_t>(i)], destinations_[static_cast<std::size_t>(i)], i,
+                  cart_, &requests_[static_cast<std::size_t>(n + i)]);
+      MPI_Waitall(2 * n, requests_.data(), MPI_STATUSES_IGNORE);
+      return;
+    }
     MPI_Neighbor_alltoallw(data, counts_.data(), displs_.data(), send_types_.data(), data,
                            counts_.data(), displs_.data(), recv_types_.data(), graph_);
   }
@@ -201,7 +206,9 @@ private:
   std::vector<MPI_Datatype> send_types_, recv_types_;
   std::vector<int> counts_;
   std::vector<MPI_Aint> displs_;
-  MPI_Comm graph_ = MPI_COMM_NULL;
+  MPI_Comm graph_ = MPI_COMM_NULL, cart_ = MPI_COMM_NULL;
+  std::vector<int> sources_, destinations_;
+  std::vector<MPI_Request> requests_;
 };
 
 /// Calls body(linear host index, global row-major index, interior?) for every
@@ -361,21 +368,19 @@ struct Row {
 template <int D, class T>
 std::unique_ptr<Exchanger> make_exchanger(Problem<D, T>& p, const std::string& name) {
   std::vector<T*> pointers{p.fields[0].data(), p.fields[1].data()};
-  if (name == "mpi-neighbor")
+  if (name == "mpi-neighbor" || name == "naive")
     return std::make_unique<NeighborExchanger>(p.grid->comm(), p.grid->layout(core::mpi_datatype<T>::get()),
-                                               p.grid->directions(),
-                                               std::vector<void*>{pointers[0], pointers[1]});
+                                               p.grid->directions(), std::vector<void*>{pointers[0], pointers[1]},
+                                               name == "naive");
   core::HaloOptions options;
   const std::string packed_prefix = "packed-";
   const bool packed = name.rfind(packed_prefix, 0) == 0;
   const std::string algorithm = packed ? name.substr(packed_prefix.size()) : name;
-  options.algorithm =
-      algorithm == "naive" ? iso::Algorithm::linear : iso::parse_algorithm(algorithm == "iso-mpi" ? "mpi" : algorithm);
+  options.algorithm = iso::parse_algorithm(algorithm == "iso-mpi" ? "mpi" : algorithm);
   options.transport = packed ? core::HaloTransport::packed : core::HaloTransport::datatypes;
   std::vector<core::HaloExchange> halos;
   halos.push_back(p.grid->halo_exchange(p.fields[0], options));
   halos.push_back(p.grid->halo_exchange(p.fields[1], options));
-  if (name == "naive") return std::make_unique<NaiveExchanger>(std::move(halos));
   return std::make_unique<IsoExchanger>(std::move(halos));
 }
 
