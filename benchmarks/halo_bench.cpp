@@ -169,6 +169,7 @@ public:
     }
     const int degree = static_cast<int>(sources.size());
     sources_ = sources, destinations_ = destinations;
+    requests_.assign(2 * static_cast<std::size_t>(degree), MPI_REQUEST_NULL);  // MPI_Waitall leaves them null
     if (point_to_point) return;
     MPI_Dist_graph_create_adjacent(cart, degree, sources.data(), MPI_UNWEIGHTED, degree,
                                    destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_);
@@ -187,7 +188,6 @@ public:
     void* data = fields_[static_cast<std::size_t>(field)];
     if (graph_ == MPI_COMM_NULL) {
       const int n = static_cast<int>(sources_.size());
-      requests_.assign(2 * static_cast<std::size_t>(n), MPI_REQUEST_NULL);
       for (int i = 0; i < n; ++i)
         MPI_Irecv(data, 1, recv_types_[static_cast<std::size_t>(i)], sources_[static_cast<std::size_t>(i)], i, cart_,
                   &requests_[static_cast<std::size_t>(i)]);

@@ -46,12 +46,11 @@ struct HaloOptionsCli {
   int corrupt_rank = -1;  // for the tests: spoil one ghost cell on this rank after each checked exchange
 };
 
+// parse_int_list without repeats, and not empty.
 std::vector<int> int_list(const std::string& text, const char* option, int low, int high) {
   std::vector<int> out;
-  for (long long value : isostencil::parse_integer_list(text, option)) {
-    if (value < low || value > high) throw UsageError(fmt::format("{}: {} is not in [{}, {}]", option, value, low, high));
-    if (std::find(out.begin(), out.end(), static_cast<int>(value)) == out.end()) out.push_back(static_cast<int>(value));
-  }
+  for (int value : parse_int_list(text, option, low, high))
+    if (std::find(out.begin(), out.end(), value) == out.end()) out.push_back(value);
   if (out.empty()) throw UsageError(fmt::format("{}: nothing given", option));
   return out;
 }

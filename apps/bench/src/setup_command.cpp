@@ -22,19 +22,19 @@
 
 namespace isobench {
 
-namespace {
-
-using isostencil::UsageError;
-
 std::vector<int> parse_int_list(const std::string& text, const char* option, int low, int high) {
   std::vector<int> out;
   for (long long value : isostencil::parse_integer_list(text, option)) {
     if (value < low || value > high)
-      throw UsageError(fmt::format("{}: {} is not in [{}, {}]", option, value, low, high));
+      throw isostencil::UsageError(fmt::format("{}: {} is not in [{}, {}]", option, value, low, high));
     out.push_back(static_cast<int>(value));
   }
   return out;
 }
+
+namespace {
+
+using isostencil::UsageError;
 
 class SetupCommand final : public Subcommand {
 public:

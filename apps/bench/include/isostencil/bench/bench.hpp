@@ -27,4 +27,8 @@ std::unique_ptr<Subcommand> make_collectives_command(CLI::App& parent);
 std::unique_ptr<Subcommand> make_setup_command(CLI::App& parent);
 std::unique_ptr<Subcommand> make_halo_command(CLI::App& parent);
 
+/// An option's comma list of integers ("2,3,4", "1-3"), each in [low, high];
+/// throws isostencil::UsageError naming the option. (setup_command.cpp)
+std::vector<int> parse_int_list(const std::string& text, const char* option, int low, int high);
+
 }  // namespace isobench
