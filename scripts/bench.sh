@@ -207,15 +207,6 @@ if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
     -n moore:3:1 moore:3:3 shales -c "$PORT_CONTENDERS" -s "$PORT_SIZES" -r "$PORT_REPS" -l 1 \
     --csv "$OUT/ports-tcp.csv"
 fi
-# auto and tune against the fastest contender at each size, both transports.
-AUTOTUNE=(--out "$OUT" --no-build)
-if ((QUICK)); then AUTOTUNE+=(--quick); fi
-run autotune env BUILD_DIR="$B" NP="$NP" bash scripts/bench_autotune.sh "${AUTOTUNE[@]}"
-# Deep halos: time per step against halo.depth and auto's pick (a reduced
-# matrix of scripts/bench_depth.sh, which also runs alone with every case).
-DEPTH_ARGS=(--out "$OUT/depth")
-if ((QUICK)); then DEPTH_ARGS+=(--quick); fi
-run depth env BUILD_DIR="$B" MATRIX="shm:$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
 # The fixed cost of a small exchange: torus and direct of 1-64 B blocks
 # against their MPI_Sendrecv bounds, fresh against persistent posting, shared
 # memory and TCP (scripts/bench_small.sh, which also runs alone).
@@ -224,6 +215,18 @@ run depth env BUILD_DIR="$B" MATRIX="shm:$NP" SIDES="8 32" bash scripts/bench_de
 SMALL_ARGS=(--out "$OUT/small-messages" --first-run)
 if ((QUICK)); then SMALL_ARGS+=(--quick); fi
 run small-messages env BUILD_DIR="$B" NP="$NP" JOBS="$JOBS" bash scripts/bench_small.sh "${SMALL_ARGS[@]}"
+# auto and tune against the fastest contender at each size, both transports,
+# with the model the small-messages entry's first run calibrated (its cache)
+# unless ISO_COST_MODEL names one.
+AUTOTUNE=(--out "$OUT" --no-build)
+if ((QUICK)); then AUTOTUNE+=(--quick); fi
+run autotune env BUILD_DIR="$B" NP="$NP" XDG_CACHE_HOME="$OUT/small-messages/first-run-cache" \
+  bash scripts/bench_autotune.sh "${AUTOTUNE[@]}"
+# Deep halos: time per step against halo.depth and auto's pick (a reduced
+# matrix of scripts/bench_depth.sh, which also runs alone with every case).
+DEPTH_ARGS=(--out "$OUT/depth")
+if ((QUICK)); then DEPTH_ARGS+=(--quick); fi
+run depth env BUILD_DIR="$B" MATRIX="shm:$NP" SIDES="8 32" bash scripts/bench_depth.sh "${DEPTH_ARGS[@]}"
 # The packed halo transport against the datatype one, 1 and 2 ranks, rep by
 # rep beside it (scripts/bench_packed.sh, which also runs alone).
 if ((QUICK)); then PACKED_REPS=5; else PACKED_REPS=40; fi

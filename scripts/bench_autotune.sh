@@ -20,7 +20,10 @@
 # figures. ISO_TUNE_CACHE defaults to off here, so that tune measures at every
 # init. Environment as bench.sh: BUILD_DIR (default build), NP, JOBS, MPIEXEC,
 # MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS; REPS and LAUNCHES override the
-# repetitions per launch (default 100) and launches (default 5).
+# repetitions per launch (default 100) and launches (default 5). The
+# contenders are timed in turns of INTERLEAVE calls each (default 10;
+# iso-bench --interleave): the VM's speed drifts by 2x within a run, and
+# ratios of medians taken at different moments would measure the drift.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -56,8 +59,9 @@ if ((QUICK)); then
 else
   SIZES=1,2,4,8,16,32,64,128,256,512,1K,2K,4K,8K,16K,32K,64K; REPS="${REPS:-100}"; LAUNCHES="${LAUNCHES:-5}"
 fi
-COMMON=(collectives -o alltoall -n moore:3:1 -c "$CONTENDERS" -s "$SIZES" -r "$REPS" -l "$LAUNCHES")
-MODEL="${ISO_COST_MODEL:-cached calibration}"
+COMMON=(collectives -o alltoall -n moore:3:1 -c "$CONTENDERS" -s "$SIZES" -r "$REPS" -l "$LAUNCHES"
+  --interleave "${INTERLEAVE:-10}")
+MODEL="${ISO_COST_MODEL:-cached calibration in ${XDG_CACHE_HOME:-$HOME/.cache}/isostencil}"
 say "cost model: $MODEL; ISO_TUNE_CACHE=$ISO_TUNE_CACHE; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 CSVS=()

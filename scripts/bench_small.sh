@@ -19,6 +19,9 @@
 #                the calibrated models are kept as model-<transport>.txt.
 #                Without it auto uses the caller's cache or ISO_COST_MODEL.
 #
+# Contenders are timed in turns of INTERLEAVE calls (default 10; iso-bench
+# --interleave), so that ratios compare the same moments of the machine.
+#
 # Writes small-shm.csv, small-tcp.csv (iso-bench collectives rows) and
 # summary.md (each target -> measured ratio, scripts/small_summary.py), with
 # the load average before and after. BUILD_DIR, NP, JOBS, MPIEXEC as for
@@ -73,7 +76,7 @@ for transport in "${TRANSPORTS[@]}"; do
     set -- $what
     say "$transport $1 $2"
     "${launcher[@]}" "${MCA[@]}" "$BUILD_DIR/apps/bench/iso-bench" collectives -q -o "$1" -n "$2" -s "$SIZES" \
-      -c "$CONTENDERS" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/small-$transport-$1.csv" >>"$LOG" 2>&1 ||
+      -c "$CONTENDERS" -r "$REPS" -l "$LAUNCHES" --interleave "${INTERLEAVE:-10}" --csv "$OUT/small-$transport-$1.csv" >>"$LOG" 2>&1 ||
       { tail -n 20 "$LOG" >&2; say "iso-bench failed (log: $LOG)"; exit 1; }
   done
   if ((FIRST_RUN)); then

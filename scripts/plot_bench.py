@@ -106,12 +106,16 @@ def read_rows(paths):
                 key = (row["operation"], row["neighborhood"], int(row["size_bytes"]), row["contender"])
                 medians = [float(x) for x in row["launch_medians_us"].split(";") if x] \
                     if row["status"] == "ok" else []
+                turns = [float(x) for x in (row.get("turn_medians_us") or "").split(";") if x] \
+                    if row["status"] == "ok" else []
                 if key not in merged:
                     entry = dict(row)
                     entry["medians"] = []
+                    entry["turns"] = []
                     merged[key] = entry
                 entry = merged[key]
                 entry["medians"] += medians
+                entry["turns"] += turns
                 if medians:
                     entry["status"] = "ok"
                     entry["note"] = row.get("note", "")
@@ -326,18 +330,39 @@ def transport_label(path):
 
 def ratio_tables(entries):
     """{contender: {size: ratio}} against the fastest measured contender per
-    size (bounds move no real data: left out), and {size: fastest entry}."""
+    size (bounds move no real data: left out), {size: fastest entry} and
+    {size: True where the ratios are paired}. Where every contender of a size
+    was timed in the same turns (iso-bench --interleave), the ratios are
+    paired: the median over turns of each turn's time over the fastest's in
+    that turn, the fastest being the contender whose turns are nearest each
+    turn's least. A VM whose speed drifts by 2x within a run then moves
+    numerator and denominator together. Otherwise: medians of launch medians."""
     table = {}
     for e in entries:
         if e["median"] is not None and not e["contender"].startswith("bound-"):
             table.setdefault(int(e["size_bytes"]), {})[e["contender"]] = e
-    fastest = {size: min(row.values(), key=lambda e: e["median"]) for size, row in table.items()}
-    ratios = {}
+    fastest, ratios, paired = {}, {}, {}
     for size, row in table.items():
+        counts = {len(e.get("turns", [])) for e in row.values()}
+        if len(counts) == 1 and 0 not in counts:
+            turns = list(zip(*(e["turns"] for e in row.values())))
+            least = [min(t) for t in turns]
+            names = list(row)
+            nearness = {n: statistics.median(t[k] / low for t, low in zip(turns, least) if low > 0)
+                        for k, n in enumerate(names)}
+            best = min(names, key=lambda n: nearness[n])
+            fastest[size] = row[best]
+            for name, e in row.items():
+                ratios.setdefault(name, {})[size] = statistics.median(
+                    a / b for a, b in zip(e["turns"], row[best]["turns"]) if b > 0)
+            paired[size] = True
+            continue
+        fastest[size] = min(row.values(), key=lambda e: e["median"])
         best = fastest[size]["median"]
         for name, e in row.items():
             ratios.setdefault(name, {})[size] = e["median"] / best if best > 0 else float("inf")
-    return ratios, fastest
+        paired[size] = False
+    return ratios, fastest, paired
 
 
 def plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi):
@@ -371,7 +396,7 @@ def plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi):
     ax.set_yticks(ticks)
     ax.set_yticklabels([f"{t:g}" for t in ticks], fontsize=7)
     ax.minorticks_off()
-    fig.text(0.99, 0.01, f"median of launch medians; dashed: {RATIO_TOLERANCE:g}", ha="right", fontsize=6,
+    fig.text(0.99, 0.01, f"turn by turn where interleaved, else medians of launch medians; dashed: {RATIO_TOLERANCE:g}", ha="right", fontsize=6,
              color="#555555")
     fig.tight_layout()
     path = os.path.join(outdir, f"ratios_{label}_{op}_{nbh}.png")
@@ -383,13 +408,15 @@ def plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi):
 def write_ratios(plt, paths, outdir, dpi):
     """The --ratios mode: returns the files written; prints the summary lines."""
     lines = [f"Time per call divided by the fastest contender's at each size (bounds left out); "
-             f"within {RATIO_TOLERANCE:g}: as fast, up to noise.", ""]
+             f"within {RATIO_TOLERANCE:g}: as fast, up to noise. Sizes marked * are paired (contenders "
+             f"timed in the same turns, iso-bench --interleave): the median over turns of each turn's "
+             f"ratio; the others: ratios of medians.", ""]
     written, verdicts = [], []
     for path in paths:
         label, file = transport_label(path)
         merged = read_rows([file])
         for (op, nbh), entries in groups(merged, setup=False).items():
-            ratios, fastest = ratio_tables(entries)
+            ratios, fastest, paired = ratio_tables(entries)
             if not ratios:
                 continue
             written.append(plot_ratios(plt, label, op, nbh, entries, ratios, outdir, dpi))
@@ -403,7 +430,7 @@ def write_ratios(plt, paths, outdir, dpi):
                 for name in choosing:
                     r = ratios[name].get(size)
                     cells.append("-" if r is None else f"{r:.2f} [{chosen.get((size, name), '')}]")
-                lines.append(f"| {format_bytes(size)} | {fastest[size]['contender']} | "
+                lines.append(f"| {format_bytes(size)}{' *' if paired[size] else ''} | {fastest[size]['contender']} | "
                              f"{fastest[size]['median']:.2f} | " + " | ".join(cells) + " |")
             lines.append("")
             for name in choosing:

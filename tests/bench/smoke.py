@@ -20,7 +20,7 @@ import sys
 
 HEADER = ("operation,neighborhood,dims,neighbors,size_bytes,send_bytes,contender,chosen,status,note,"
           "median_us,min_us,max_us,launches,reps,reps_kept,outliers_removed,launch_medians_us,"
-          "mpi_library,mpi_version,np,proc_dims,periodic,hostname,date")
+          "mpi_library,mpi_version,np,proc_dims,periodic,hostname,date,turn_medians_us")
 
 failures = []
 
@@ -30,7 +30,7 @@ def check(condition, message):
         failures.append(message)
 
 
-def check_measured(row, reps, launches, np):
+def check_measured(row, reps, launches, np, interleave=0):
     what = f"{row['operation']} {row['neighborhood']} {row['size_bytes']} {row['contender']}"
     check(row["status"] == "ok", f"{what}: status {row['status']} ({row['note']})")
     if row["status"] != "ok":
@@ -43,6 +43,11 @@ def check_measured(row, reps, launches, np):
           f"{what}: kept + removed != reps x launches")
     check(len(row["launch_medians_us"].split(";")) == launches, f"{what}: launch medians {row['launch_medians_us']}")
     check(int(row["np"]) == np, f"{what}: np {row['np']}")
+    # Interleaved: the median of each turn of `interleave` calls, every launch.
+    turns = [t for t in row["turn_medians_us"].split(";") if t]
+    expected_turns = launches * -(-reps // interleave) if interleave else 0
+    check(len(turns) == expected_turns and all(float(t) > 0 for t in turns),
+          f"{what}: {len(turns)} turn medians, expected {expected_turns}")
     check(row["mpi_library"] != "" and row["mpi_version"].count(".") == 1, f"{what}: MPI library/version missing")
     check(row["hostname"] != "" and row["date"].endswith("Z"), f"{what}: hostname/date missing")
 
@@ -58,6 +63,7 @@ def main():
     parser.add_argument("--np", type=int, default=2)
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--launches", type=int, required=True)
+    parser.add_argument("--interleave", type=int, default=0, help="the run's iso-bench --interleave")
     parser.add_argument("--require", default="",
                         help="comma-separated contenders that must have rows too (mpi-persistent with MPI-4)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -103,7 +109,7 @@ def main():
                     if contender.startswith("mpi-") and row["status"] == "skipped":
                         check("repeated partners" in row["note"], f"{contender} skipped without the reason")
                         continue
-                    check_measured(row, args.reps, args.launches, args.np)
+                    check_measured(row, args.reps, args.launches, args.np, args.interleave)
                     check(int(row["neighbors"]) == 8 and int(row["dims"]) == 2, f"{contender}: s/d wrong")
                     check(int(row["send_bytes"]) == 8 * int(size), f"{contender}: send_bytes {row['send_bytes']}")
                     if contender == "auto":

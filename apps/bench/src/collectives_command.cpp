@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <optional>
 
 namespace isobench {
 
@@ -35,6 +36,7 @@ struct Options {
   int reps = 100;
   int warmup = 5;
   int launches = 3;
+  int interleave = 0;
   std::string max_memory = "1G";
   double max_seconds = 60;
   double tukey = 3;
@@ -93,6 +95,11 @@ public:
                      "repeat the whole measurement L times; rows give median, min and max of the "
                      "launches' medians (default 3)")
         ->check(CLI::Range(1, 100000));
+    app_->add_option("--interleave", opt_.interleave,
+                     "time the contenders in turns of K calls each (one untimed call a turn), so that all "
+                     "sample the same moments of a machine whose speed drifts; every contender's operation "
+                     "is held at once (default 0: contender after contender)")
+        ->check(CLI::Range(0, 10000000));
     app_->add_option("--max-memory", opt_.max_memory,
                      "skip points whose 3 buffers (send, receive, temporary) exceed this per rank (default 1G)");
     app_->add_option("--max-seconds", opt_.max_seconds,
@@ -353,21 +360,59 @@ void Measurement::point(const NeighborhoodRun& run, Op op, long long m, bool fir
   PointData data(op, run.nbh, layout, m);
   if (first && !check_point(run, op, m, data, skip_point)) return;
 
-  // --- Timing.
+  // --- Timing: contender after contender, or (--interleave K) in turns of
+  // K calls each, so that every contender samples the same moments of a
+  // machine whose speed drifts (a shared VM: 2x between launches).
   const Point point = data.point();
-  for (const Contender& c : plan_.contenders) {
+  struct Timed {
+    const Contender* contender;
+    ResultRow* row;
+    std::unique_ptr<Prepared> prepared;
+    std::vector<double> times;
+  };
+  auto start = [&](const Contender& c) -> std::optional<Timed> {
     ResultRow& row = rows_.at(op, n.name, m, c.name);
-    if (row.status != "ok") continue;
+    if (row.status != "ok") return std::nullopt;
     std::unique_ptr<Prepared> prepared = prepare(c, point, run.graphs, run.bench);
     // tune measures anew at each init: each launch may choose differently.
     if (is_tune(c)) record_tune(row, *prepared);
-    const std::vector<double> times = time_repetitions(run.bench, opt_.warmup, opt_.reps, [&] { prepared->call(); });
-    const TukeySummary summary = add_launch(row, times, opt_.tukey);
-    const std::string chosen = is_tune(c) || is_auto(c) ? prepared->chosen : row.chosen;
+    return Timed{&c, &row, std::move(prepared), {}};
+  };
+  auto finish = [&](const Timed& t) {
+    const TukeySummary summary = add_launch(*t.row, t.times, opt_.tukey);
+    const std::string chosen =
+        is_tune(*t.contender) || is_auto(*t.contender) ? t.prepared->chosen : t.row->chosen;
     say(fmt::format("  {:<9} {:<16} {:>9}  {:<14} {:>11.2f} us  ({}/{} kept){}", op_name(op), n.name,
-                    format_bytes(m), c.name, summary.median * 1e6, summary.kept, times.size(),
+                    format_bytes(m), t.contender->name, summary.median * 1e6, summary.kept, t.times.size(),
                     chosen.empty() ? "" : " -> " + chosen));
+  };
+  if (opt_.interleave == 0) {
+    for (const Contender& c : plan_.contenders)
+      if (std::optional<Timed> t = start(c)) {
+        Prepared& prepared = *t->prepared;
+        t->times = time_repetitions(run.bench, opt_.warmup, opt_.reps, [&] { prepared.call(); });
+        finish(*t);
+      }
+    return;
   }
+  std::vector<Timed> timed;
+  for (const Contender& c : plan_.contenders)
+    if (std::optional<Timed> t = start(c)) timed.push_back(std::move(*t));
+  for (Timed& t : timed) {
+    Prepared& prepared = *t.prepared;
+    time_repetitions(run.bench, opt_.warmup, 0, [&] { prepared.call(); });
+  }
+  for (int done = 0; done < opt_.reps; done += opt_.interleave) {
+    const int turn = std::min(opt_.interleave, opt_.reps - done);
+    for (Timed& t : timed) {
+      Prepared& prepared = *t.prepared;
+      // One untimed call a turn: the others' calls have had the caches.
+      const std::vector<double> times = time_repetitions(run.bench, 1, turn, [&] { prepared.call(); });
+      t.times.insert(t.times.end(), times.begin(), times.end());
+      t.row->turn_medians.push_back(median(times));
+    }
+  }
+  for (const Timed& t : timed) finish(t);
 }
 
 // The first launch: the reference, then each contender checked once; probe
@@ -460,8 +505,9 @@ void print_header(const Options& opt, const Environment& env, int world_size) {
                            "MPI " + env.mpi_version);
   std::cout << fmt::format(
       "method: barrier before each call, maximum over ranks, {} reps ({} warm-up), Tukey k={}, median; "
-      "{} launch(es): median of medians [min, max]\n",
-      opt.reps, opt.warmup, opt.tukey, opt.launches);
+      "{} launch(es): median of medians [min, max]{}\n",
+      opt.reps, opt.warmup, opt.tukey, opt.launches,
+      opt.interleave ? fmt::format("; contenders interleaved, {} calls a turn", opt.interleave) : "");
   if (!have_persistent_neighbor)
     std::cout << fmt::format("mpi-persistent: not measured, MPI {}.{} has no MPI_Neighbor_*_init (MPI-4)\n",
                              MPI_VERSION, MPI_SUBVERSION);

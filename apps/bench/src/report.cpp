@@ -76,7 +76,7 @@ Environment Environment::collect(MPI_Comm comm) {
 std::string csv_header() {
   return "operation,neighborhood,dims,neighbors,size_bytes,send_bytes,contender,chosen,status,note,"
          "median_us,min_us,max_us,launches,reps,reps_kept,outliers_removed,launch_medians_us,"
-         "mpi_library,mpi_version,np,proc_dims,periodic,hostname,date";
+         "mpi_library,mpi_version,np,proc_dims,periodic,hostname,date,turn_medians_us";
 }
 
 std::string csv_line(const ResultRow& row, const Environment& env) {
@@ -85,6 +85,9 @@ std::string csv_line(const ResultRow& row, const Environment& env) {
   std::string medians;
   for (std::size_t k = 0; k < row.launch_medians.size(); ++k)
     medians += (k ? ";" : "") + micro(row.launch_medians[k]);
+  std::string turns;
+  for (std::size_t k = 0; k < row.turn_medians.size(); ++k)
+    turns += (k ? ";" : "") + micro(row.turn_medians[k]);
   std::vector<std::string> fields = {
       row.operation,
       row.neighborhood,
@@ -110,7 +113,8 @@ std::string csv_line(const ResultRow& row, const Environment& env) {
       row.proc_dims,
       row.periodic,
       env.hostname,
-      env.date};
+      env.date,
+      turns};
   std::string line;
   for (std::size_t k = 0; k < fields.size(); ++k) line += (k ? "," : "") + csv_field(fields[k]);
   return line;

@@ -32,6 +32,10 @@ struct ResultRow {
   std::string status;        ///< ok, skipped, error
   std::string note;
   std::vector<double> launch_medians;  ///< seconds, one per launch
+  /// Seconds, the median of each turn of interleaved timing (iso-bench
+  /// --interleave), launch after launch: the same turns for every contender
+  /// of a point, so ratios can be taken turn by turn. Empty otherwise.
+  std::vector<double> turn_medians;
   long long reps = 0;        ///< repetitions per launch
   long long reps_kept = 0;   ///< over all launches
   long long outliers = 0;    ///< over all launches
