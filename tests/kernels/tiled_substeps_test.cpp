@@ -60,13 +60,15 @@ std::optional<Outcome> run_case(const core::Grid<D>& shallow, const Case& setup)
   iso_test::fill_cells<D>(*grid, u, [](const std::array<long, D>& g) { return rough<D>(g); });
   kernels::set_dirichlet_ghosts<D>(*grid, u, [](const std::array<long, D>& g) {
     double v = 0.5;
-    for (int j = 0; j < D; ++j) v += 0.03 * static_cast<double>(g[j]);
+    for (int j = 0; j < D; ++j)
+      v += 0.03 * static_cast<double>(g[j]);
     return v;
   });
   core::Field<double, D> f;
   if (setup.source) {
     f = grid->template make_field<double>("f");
-    iso_test::fill_cells<D>(*grid, f, [](const std::array<long, D>& g) { return 0.01 * rough<D>(g); });
+    iso_test::fill_cells<D>(*grid, f,
+                            [](const std::array<long, D>& g) { return 0.01 * rough<D>(g); });
   }
   kernels::JacobiOptions options;
   options.residual_every = setup.residual_every;
@@ -78,8 +80,7 @@ std::optional<Outcome> run_case(const core::Grid<D>& shallow, const Case& setup)
   outcome.tiled = jacobi.tiled();
   if (outcome.tiled) {
     const kernels::UpdatePlan<D> plan = kernels::plan_update(*grid, "count");
-    outcome.tiles =
-        kernels::plan_tiles(*grid, plan.boxes, setup.depth, setup.tile, "count").tiles;
+    outcome.tiles = kernels::plan_tiles(*grid, plan.boxes, setup.depth, setup.tile, "count").tiles;
   }
   for (const long n : {5L, 1L, 7L}) {
     const kernels::JacobiSummary summary = jacobi.run(n);
@@ -89,7 +90,9 @@ std::optional<Outcome> run_case(const core::Grid<D>& shallow, const Case& setup)
   return outcome;
 }
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 /// Same interior and residuals, bit for bit (fields compared on rank 0, the
 /// verdict broadcast).
@@ -149,10 +152,10 @@ void tiled_matches(const std::array<long, D>& extent, const core::Stencil& stenc
           const std::optional<Outcome> outcome = run_case<D>(grid, tiled);
           ASSERT_TRUE(outcome.has_value());
           EXPECT_TRUE(outcome->tiled);
-          const std::string where = std::string(what) + " depth " + std::to_string(depth) +
-                                    " source " + std::to_string(source) + " tile " +
-                                    (tile.empty() ? std::string("default")
-                                                  : std::to_string(tile[0]) + "x..") + ": ";
+          const std::string where =
+              std::string(what) + " depth " + std::to_string(depth) + " source " +
+              std::to_string(source) + " tile " +
+              (tile.empty() ? std::string("default") : std::to_string(tile[0]) + "x..") + ": ";
           std::string why;
           EXPECT_TRUE(same(*boxwise, *outcome, why)) << where << "tiled vs untiled: " << why;
           EXPECT_TRUE(same(*reference, *outcome, why)) << where << "tiled vs depth 1: " << why;
@@ -200,35 +203,68 @@ struct RegionError {
   ~RegionError() { kernels::detail::tile_region_error = 0; }
 };
 
+/// The wavefront rings' planes for one scope (0: the plan's own).
+struct RingPlanes {
+  explicit RingPlanes(int planes) { kernels::detail::wavefront_ring_override = planes; }
+  ~RingPlanes() { kernels::detail::wavefront_ring_override = 0; }
+};
+
+// Wavefronts (tiles spanning dimension 0): rings of 3 planes (the least for
+// reach 1, a mirror copy at every other plane), 4 and 7 wrap many times on
+// these small grids; tiles cut along dimension 1 and along the rows; still
+// the bits of box by box and of depth 1.
+TEST(WavefrontJacobi, BitIdenticalWithSmallRings) {
+  for (const int planes : {3, 4, 7}) {
+    const RingPlanes rings(planes);
+    tiled_matches<3>({17, 14, 19}, kernels::star_laplacian(3, 0.5), {{}, {99, 5, 99}, {40, 3, 6}},
+                     "star wavefront");
+    tiled_matches<3>({15, 13, 18}, kernels::box_laplacian(3, 0.5), {{99, 4, 99}}, "box wavefront");
+    tiled_matches<2>({29, 23}, kernels::star_laplacian(2, 0.5), {{}, {99, 7}},
+                     "star 2-D wavefront");
+  }
+}
+
+TEST(WavefrontJacobi, ReportsItsRings) {
+  const core::Grid<3> grid(MPI_COMM_WORLD, {16, 16, 16}, {true, true, true},
+                           kernels::star_laplacian(3), {}, 3);
+  auto u = grid.make_field<double>("u");
+  kernels::JacobiOptions options;
+  options.tiles = true;
+  const kernels::Jacobi<3> jacobi(grid, u, {}, options);
+  EXPECT_EQ(jacobi.tiling().rfind("wavefront ", 0), 0u) << jacobi.tiling();
+  EXPECT_NE(jacobi.tiling().find("rings of 16 planes"), std::string::npos) << jacobi.tiling();
+}
+
 // A tile region one cell short reads scratch nothing wrote there: the result
 // must change (so the bit-identity tests above could fail), and match again
 // without the aid.
 TEST(TiledJacobi, RegionOneCellShortChangesResults) {
-  for (const bool periodic : {true, false}) {
-    const core::Grid<3> grid(MPI_COMM_WORLD, {20, 22, 24}, {periodic, periodic, periodic},
-                             kernels::star_laplacian(3, 0.5));
-    const std::optional<Outcome> reference = run_case<3>(grid, Case{});
-    ASSERT_TRUE(reference.has_value());
-    for (const int depth : {2, 3, 4}) {
-      Case tiled;
-      tiled.depth = depth;
-      tiled.tile = {5, 6, 7};
-      std::optional<Outcome> wrong;
-      {
-        const RegionError aid(-1);
-        wrong = run_case<3>(grid, tiled);
+  for (const bool periodic : {true, false})
+    for (const std::vector<int>& tile : {std::vector<int>{5, 6, 7}, std::vector<int>{99, 6, 7}}) {
+      const core::Grid<3> grid(MPI_COMM_WORLD, {20, 22, 24}, {periodic, periodic, periodic},
+                               kernels::star_laplacian(3, 0.5));
+      const std::optional<Outcome> reference = run_case<3>(grid, Case{});
+      ASSERT_TRUE(reference.has_value());
+      for (const int depth : {2, 3, 4}) {
+        Case tiled;
+        tiled.depth = depth;
+        tiled.tile = tile;
+        std::optional<Outcome> wrong;
+        {
+          const RegionError aid(-1);
+          wrong = run_case<3>(grid, tiled);
+        }
+        if (!wrong) continue;
+        ASSERT_TRUE(wrong->tiled);
+        EXPECT_GT(wrong->tiles, 1);
+        std::string why;
+        EXPECT_FALSE(same(*reference, *wrong, why))
+            << "periodic " << periodic << " depth " << depth << " tile " << tile[0]
+            << ": tile regions one cell short still match depth 1";
+        const std::optional<Outcome> right = run_case<3>(grid, tiled);
+        EXPECT_TRUE(same(*reference, *right, why)) << why;
       }
-      if (!wrong) continue;
-      ASSERT_TRUE(wrong->tiled);
-      EXPECT_GT(wrong->tiles, 1);
-      std::string why;
-      EXPECT_FALSE(same(*reference, *wrong, why))
-          << "periodic " << periodic << " depth " << depth
-          << ": tile regions one cell short still match depth 1";
-      const std::optional<Outcome> right = run_case<3>(grid, tiled);
-      EXPECT_TRUE(same(*reference, *right, why)) << why;
     }
-  }
 }
 
 // The 7-point rows' AVX2 copy (sweep.hpp's wide rows) gives the SSE2 copy's
@@ -249,7 +285,8 @@ TEST(WideRows, SameBitsAsNarrowRows) {
       kernels::detail::wide_rows = kernels::detail::cpu_has_avx2();
       ASSERT_TRUE(narrow.has_value() && wide.has_value());
       std::string why;
-      EXPECT_TRUE(same(*narrow, *wide, why)) << "depth " << depth << " source " << source << ": " << why;
+      EXPECT_TRUE(same(*narrow, *wide, why))
+          << "depth " << depth << " source " << source << ": " << why;
     }
 }
 
@@ -258,7 +295,8 @@ TEST(TiledJacobi, ReportsWhereItTiles) {
                            kernels::star_laplacian(3), {}, 2);
   auto u = grid.make_field<double>("u");
   kernels::JacobiOptions options;
-  EXPECT_EQ(kernels::Jacobi<3>(grid, u, {}, options).tiling(), "untiled (tiles off)");  // the default
+  EXPECT_EQ(kernels::Jacobi<3>(grid, u, {}, options).tiling(),
+            "untiled (tiles off)");  // the default
   options.tiles = true;
   options.tile_extent = {4, 8, 16};
   const kernels::Jacobi<3> jacobi(grid, u, {}, options);

@@ -219,7 +219,7 @@ public:
       // One tile plan per block length (the last block of a run may be short).
       for (int length = 2; length <= grid_.depth(); ++length)
         tile_plans_.push_back(plan_tiles(grid_, sweep_plan_.boxes, length, options_.tile_extent,
-                                         options_.label + ":tiles"));
+                                         options_.label + ":tiles", space_.concurrency()));
     }
     halos_.reserve(2);
     halos_.push_back(grid_.halo_exchange(fields_[0], options_.halo));
@@ -272,9 +272,10 @@ public:
   std::string tiling() const {
     if (grid_.depth() == 1) return {};
     if (tiled()) {
-      std::string text = "tiled ";
       const TilePlan<D>& plan = tile_plans_.back();
+      std::string text = plan.wavefront ? "wavefront " : "tiled ";
       for (int j = 0; j < D; ++j) text += (j ? "x" : "") + std::to_string(plan.tile[j]);
+      if (plan.wavefront) text += ", rings of " + std::to_string(plan.ring_planes) + " planes";
       return text + " (blocks without a residual; exchange not overlapped)";
     }
     if (!detail::runs_on_host<execution_space>) return "untiled (device execution space)";

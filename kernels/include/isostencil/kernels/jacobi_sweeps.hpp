@@ -194,9 +194,11 @@ struct StarSweep {
   /// A row read from `from` (strides `s`) and written to `to`, the source at
   /// the field's offset `at`: the tiled substeps' scratch (tiles.hpp), whose
   /// rows are short and in cache (no prefetch).
+  /// `prefetch`: rows streamed from a field (a wavefront's first substep).
   KOKKOS_FORCEINLINE_FUNCTION void row_between(const double* from, double* to, std::ptrdiff_t at,
-                                               const Strides<D>& s, int length) const {
-    any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, false);
+                                               const Strides<D>& s, int length,
+                                               bool prefetch = false) const {
+    any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, prefetch);
   }
 };
 
@@ -329,8 +331,9 @@ struct BoxSweep {
   }
   /// As StarSweep::row_between.
   KOKKOS_FORCEINLINE_FUNCTION void row_between(const double* from, double* to, std::ptrdiff_t at,
-                                               const Strides<D>& s, int length) const {
-    update_row(from, to, HasSource ? source + at : nullptr, s, weight, inverse_diag, length, false);
+                                               const Strides<D>& s, int length,
+                                               bool prefetch = false) const {
+    update_row(from, to, HasSource ? source + at : nullptr, s, weight, inverse_diag, length, prefetch);
   }
 };
 

@@ -19,6 +19,17 @@
 // computed by the sweep's own row kernel from the same neighbour values in the
 // same order, so the output is bit-identical to the untiled block.
 //
+// A tile that spans the whole interior along dimension 0 (the default for
+// D >= 2) runs as a wavefront instead, with no cell computed twice: planes
+// (cells of one dimension-0 index) go through the substeps one behind the
+// other, substep s at plane z while substep s - 1 is `reach_hi` planes ahead,
+// so the planes substep s reads are the ones its predecessor just wrote.
+// Substep s < j writes into a ring of its own in scratch: M planes, plus
+// reach_lo copies of the last ones before them and reach_hi copies of the
+// first ones after them, so that a plane's neighbours lie at one fixed
+// stride and the sweep's own row kernel reads them. The rings stay in cache;
+// a block reads the input field once and writes the output once.
+//
 // Tiles are independent (each reads the input field and its own scratch and
 // writes its own cells of the output, a different field from the input), so
 // they run as the teams of a Kokkos::TeamPolicy, one thread per team, the
@@ -46,6 +57,9 @@ namespace detail {
 /// footprint). Results must then differ (tests/kernels/tiled_substeps_test.cpp);
 /// 0 outside tests.
 inline int tile_region_error = 0;
+/// Testing aid: planes of every wavefront ring (> 0; at least reach_lo +
+/// reach_hi + 1), so that small grids wrap their rings often; 0 outside tests.
+inline int wavefront_ring_override = 0;
 }  // namespace detail
 
 /// Scratch a tile's two buffers may take together: a quarter of a 32 MB L3.
@@ -68,11 +82,55 @@ struct TilePlan {
   Index<D> reach_lo{}, reach_hi{};
   /// boxes[g]: the substep box of growth g (0 <= g < substeps).
   std::vector<Box<D>> boxes;
-  /// One buffer: the largest tile footprint, row-major.
+  /// One buffer: the largest tile footprint, row-major. A wavefront's:
+  /// the strides of a ring's plane, [0] the cells of one plane.
   detail::Strides<D> scratch_stride{};
   std::size_t scratch_cells = 0;
+  /// Tiles span dimension 0 and run as wavefronts (D >= 2).
+  bool wavefront = false;
+  /// Planes of a wavefront's ring (M, at least reach_lo + reach_hi + 1).
+  int ring_planes = 0;
+  /// Scratch cells a tile takes in all (two buffers, or the rings).
+  std::size_t team_cells = 0;
   std::string label;
 };
+
+/// Planes of a wavefront ring: more make fewer mirror copies (reach_lo +
+/// reach_hi planes of every ring_planes), fewer fit larger tiles in cache.
+inline constexpr int wavefront_ring_planes = 16;
+
+/// Tile extents of a wavefront: dimension 0 whole; whole rows; the
+/// dimensions in between halved while the rings (substeps - 1 of them,
+/// wavefront_ring_planes / 2 planes each at least) exceed tile_scratch_bytes,
+/// then cut until there are `min_tiles` tiles (the threads of the space).
+template <int D>
+Index<D> default_wavefront_extent(const Box<D>& interior, const iso::HaloWidths& reach,
+                                  int substeps, int min_tiles) {
+  Index<D> tile{}, extent{};
+  for (int j = 0; j < D; ++j)
+    tile[j] = extent[j] = std::max(1, interior.end[j] - interior.begin[j]);
+  const auto ring_bytes = [&] {
+    std::size_t plane = sizeof(double);
+    for (int j = 1; j < D; ++j)
+      plane *=
+          static_cast<std::size_t>(tile[j] + substeps * (reach.lo[static_cast<std::size_t>(j)] +
+                                                         reach.hi[static_cast<std::size_t>(j)]));
+    return plane * static_cast<std::size_t>(substeps - 1) *
+           static_cast<std::size_t>(wavefront_ring_planes / 2 + reach.lo[0] + reach.hi[0]);
+  };
+  const auto tiles = [&] {
+    long n = 1;
+    for (int j = 1; j < D; ++j)
+      n *= (extent[j] + tile[j] - 1) / tile[j];
+    return n;
+  };
+  const auto fits = [&] { return ring_bytes() <= tile_scratch_bytes && tiles() >= min_tiles; };
+  // The dimensions between the first and the rows first, then the rows.
+  for (int j = 1; j < D; ++j)
+    while (!fits() && tile[j] > 8)
+      tile[j] = std::max(8, (tile[j] + 1) / 2);
+  return tile;
+}
 
 /// Tile extents for a block of `substeps` updates: whole rows (up to 512
 /// cells) along the last (contiguous) dimension, the other dimensions grown
@@ -82,12 +140,14 @@ Index<D> default_tile_extent(const Box<D>& interior, const iso::HaloWidths& reac
   Index<D> tile{}, extent{}, grow{};
   for (int j = 0; j < D; ++j) {
     extent[j] = std::max(1, interior.end[j] - interior.begin[j]);
-    grow[j] = substeps * (reach.lo[static_cast<std::size_t>(j)] + reach.hi[static_cast<std::size_t>(j)]);
+    grow[j] =
+        substeps * (reach.lo[static_cast<std::size_t>(j)] + reach.hi[static_cast<std::size_t>(j)]);
     tile[j] = std::min(extent[j], j == D - 1 ? (D == 1 ? 4096 : 512) : 8);
   }
   const auto bytes = [&] {
     std::size_t cells = 2 * sizeof(double);
-    for (int j = 0; j < D; ++j) cells *= static_cast<std::size_t>(tile[j] + grow[j]);
+    for (int j = 0; j < D; ++j)
+      cells *= static_cast<std::size_t>(tile[j] + grow[j]);
     return cells;
   };
   for (bool grew = true; grew;) {
@@ -112,7 +172,8 @@ Index<D> default_tile_extent(const Box<D>& interior, const iso::HaloWidths& reac
 /// extents are clipped).
 template <int D>
 TilePlan<D> plan_tiles(const core::Grid<D>& grid, const std::vector<Box<D>>& boxes, int substeps,
-                       const std::vector<int>& tile_extent, const std::string& label) {
+                       const std::vector<int>& tile_extent, const std::string& label,
+                       int min_tiles = 1) {
   if (substeps < 2 || substeps > static_cast<int>(boxes.size()))
     throw iso::Error("isostencil::kernels::plan_tiles: a block of " + std::to_string(substeps) +
                      " substeps on a grid of depth " + std::to_string(boxes.size()));
@@ -126,7 +187,8 @@ TilePlan<D> plan_tiles(const core::Grid<D>& grid, const std::vector<Box<D>>& box
   plan.boxes.assign(boxes.begin(), boxes.begin() + substeps);
   plan.label = label;
   const iso::HaloWidths& reach = grid.reach();
-  plan.tile = default_tile_extent<D>(plan.interior, reach, substeps);
+  plan.tile = D >= 2 ? default_wavefront_extent<D>(plan.interior, reach, substeps, min_tiles)
+                     : default_tile_extent<D>(plan.interior, reach, substeps);
   const auto& periodic = grid.decomposition().periodic();
   plan.tiles = 1;
   for (int j = 0; j < D; ++j) {
@@ -146,16 +208,32 @@ TilePlan<D> plan_tiles(const core::Grid<D>& grid, const std::vector<Box<D>>& box
     plan.field.begin[j] = 0;
     plan.field.end[j] = grid.field_extent()[j];
     plan.domain.begin[j] = periodic[jj] ? 0 : grid.to_local(j, 0L);
-    plan.domain.end[j] = periodic[jj] ? grid.field_extent()[j]
-                                      : grid.to_local(j, grid.global_extent()[j]);
+    plan.domain.end[j] =
+        periodic[jj] ? grid.field_extent()[j] : grid.to_local(j, grid.global_extent()[j]);
   }
-  // A buffer holds the largest footprint: a tile grown by `substeps` reaches.
+  // A buffer holds the largest footprint: a tile grown by `substeps` reaches
+  // (a wavefront's ring plane: its cross-section).
+  plan.wavefront = D >= 2 && plan.tile[0] >= plan.interior.end[0] - plan.interior.begin[0];
   plan.scratch_cells = 1;
-  for (int j = D - 1; j >= 0; --j) {
+  for (int j = D - 1; j >= (plan.wavefront ? 1 : 0); --j) {
     plan.scratch_stride[j] = static_cast<std::ptrdiff_t>(plan.scratch_cells);
-    plan.scratch_cells *= static_cast<std::size_t>(
-        plan.tile[j] + substeps * (plan.reach_lo[j] + plan.reach_hi[j]));
+    plan.scratch_cells *=
+        static_cast<std::size_t>(plan.tile[j] + substeps * (plan.reach_lo[j] + plan.reach_hi[j]));
   }
+  if (!plan.wavefront) {
+    plan.team_cells = 2 * plan.scratch_cells;
+    return plan;
+  }
+  plan.scratch_stride[0] = static_cast<std::ptrdiff_t>(plan.scratch_cells);
+  const std::size_t mirrors = static_cast<std::size_t>(plan.reach_lo[0] + plan.reach_hi[0]);
+  const std::size_t fit = tile_scratch_bytes / (sizeof(double) * plan.scratch_cells *
+                                                static_cast<std::size_t>(substeps - 1));
+  plan.ring_planes = static_cast<int>(std::clamp<std::size_t>(fit > mirrors ? fit - mirrors : 0,
+                                                              mirrors + 1, wavefront_ring_planes));
+  if (detail::wavefront_ring_override > 0)
+    plan.ring_planes = std::max(detail::wavefront_ring_override, static_cast<int>(mirrors) + 1);
+  plan.team_cells = plan.scratch_cells * static_cast<std::size_t>(substeps - 1) *
+                    (static_cast<std::size_t>(plan.ring_planes) + mirrors);
   return plan;
 }
 
@@ -208,41 +286,60 @@ struct TileBlock {
     return tile;
   }
 
+  /// Region of substep s (1..substeps) of `tile`: the tile grown by
+  /// substeps - s reaches within the substep box (the testing aid aside).
+  Box<D> region_of(const Box<D>& tile, const Box<D>& footprint, int s) const {
+    const TilePlan<D>& p = *plan;
+    const int growth = p.substeps - s;
+    Box<D> region = grown_within(tile, p, growth, p.boxes[static_cast<std::size_t>(growth)]);
+    if (growth > 0 && tile_region_error != 0) {
+      for (int j = 0; j < D; ++j) {
+        region.begin[j] = std::min(tile.begin[j], std::max(footprint.begin[j] + p.reach_lo[j],
+                                                           region.begin[j] - tile_region_error));
+        region.end[j] = std::max(tile.end[j], std::min(footprint.end[j] - p.reach_hi[j],
+                                                       region.end[j] + tile_region_error));
+      }
+    }
+    return region;
+  }
+
+  /// Whether a box reaches beyond the global domain in a bounded dimension.
+  bool touches_boundary(const Box<D>& box) const {
+    bool boundary = false;
+    for (int j = 0; j < D; ++j)
+      boundary =
+          boundary || box.begin[j] < plan->domain.begin[j] || box.end[j] > plan->domain.end[j];
+    return boundary;
+  }
+
   void run(std::int64_t number, double* scratch) const {
+    if (plan->wavefront) {
+      run_wavefront(number, scratch);
+      return;
+    }
     const TilePlan<D>& p = *plan;
     const Box<D> tile = tile_box(number);
     const Box<D> footprint = grown_within(tile, p, p.substeps, p.field);
     double* const buffer[2] = {scratch, scratch + p.scratch_cells};
     const auto in_buffer = [&](const Index<D>& x) {
       std::ptrdiff_t at = 0;
-      for (int j = 0; j < D; ++j) at += (x[j] - footprint.begin[j]) * p.scratch_stride[j];
+      for (int j = 0; j < D; ++j)
+        at += (x[j] - footprint.begin[j]) * p.scratch_stride[j];
       return at;
     };
-    bool boundary = false;
-    for (int j = 0; j < D; ++j)
-      boundary = boundary || footprint.begin[j] < p.domain.begin[j] ||
-                 footprint.end[j] > p.domain.end[j];
-    if (boundary) {
+    if (touches_boundary(footprint)) {
       // The boundary cells a region's reads may reach, in both buffers.
       for_each_row<D>(footprint, [&](const Index<D>& x, int length) {
         const double* from = sweep.in + linear_index<D>(x, stride);
         double* to0 = buffer[0] + in_buffer(x);
         double* to1 = buffer[1] + in_buffer(x);
-        for (int k = 0; k < length; ++k) to0[k] = to1[k] = from[k];
+        for (int k = 0; k < length; ++k)
+          to0[k] = to1[k] = from[k];
       });
     }
     const int last = p.substeps;
     for (int s = 1; s <= last; ++s) {
-      const int growth = last - s;
-      Box<D> region = grown_within(tile, p, growth, p.boxes[static_cast<std::size_t>(growth)]);
-      if (growth > 0 && tile_region_error != 0) {
-        for (int j = 0; j < D; ++j) {
-          region.begin[j] = std::min(tile.begin[j], std::max(footprint.begin[j] + p.reach_lo[j],
-                                                             region.begin[j] - tile_region_error));
-          region.end[j] = std::max(tile.end[j], std::min(footprint.end[j] - p.reach_hi[j],
-                                                         region.end[j] + tile_region_error));
-        }
-      }
+      const Box<D> region = region_of(tile, footprint, s);
       if (region.empty()) continue;
       const double* from = s == 1 ? nullptr : buffer[(s - 2) % 2];
       double* to = s == last ? nullptr : buffer[(s - 1) % 2];
@@ -255,6 +352,91 @@ struct TileBlock {
       });
     }
   }
+
+  /// One tile as a wavefront along dimension 0 (the tile spans it): at
+  /// time t substep s computes plane t - (s - 1) * reach_hi, into its ring
+  /// (s < substeps) or the output field; substep 1 reads the input field.
+  void run_wavefront(std::int64_t number, double* scratch) const {
+    const TilePlan<D>& p = *plan;
+    const Box<D> tile = tile_box(number);
+    const Box<D> footprint = grown_within(tile, p, p.substeps, p.field);
+    const int last = p.substeps, lo = p.reach_lo[0], hi = p.reach_hi[0], ring = p.ring_planes;
+    const std::ptrdiff_t plane = p.scratch_stride[0];
+    const std::ptrdiff_t ring_cells = plane * (ring + lo + hi);
+    const bool boundary = touches_boundary(footprint);
+    const auto in_plane = [&](const Index<D>& x) {
+      std::ptrdiff_t at = 0;
+      for (int j = 1; j < D; ++j)
+        at += (x[j] - footprint.begin[j]) * p.scratch_stride[j];
+      return at;
+    };
+    // Plane z of substep s's ring; its neighbours sit one plane stride away.
+    const auto slot = [&](int s, int z) {
+      return scratch + (s - 1) * ring_cells + (lo + (z - footprint.begin[0]) % ring) * plane;
+    };
+    // The planes each substep writes: its region's, and on a tile at the
+    // global boundary the planes beyond it its successor reads (copied).
+    const auto planes = [&](int s, const Box<D>& region) {
+      Box<D> range = region;
+      if (boundary && s < last) {
+        range.begin[0] = std::max(footprint.begin[0], region.begin[0] - lo);
+        range.end[0] = std::min(footprint.end[0], region.end[0] + hi);
+      }
+      return range;
+    };
+    const int lag = hi;
+    int first = 0, end = 0;
+    bool any = false;
+    for (int s = 1; s <= last; ++s) {
+      const Box<D> range = planes(s, region_of(tile, footprint, s));
+      if (range.empty()) continue;
+      const int a = range.begin[0] + (s - 1) * lag, b = range.end[0] + (s - 1) * lag;
+      first = any ? std::min(first, a) : a;
+      end = any ? std::max(end, b) : b;
+      any = true;
+    }
+    for (int t = first; t < end; ++t)
+      for (int s = 1; s <= last; ++s) {
+        const int z = t - (s - 1) * lag;
+        Box<D> region = region_of(tile, footprint, s);
+        const Box<D> range = planes(s, region);
+        if (range.empty() || z < range.begin[0] || z >= range.end[0]) continue;
+        double* to = s < last ? slot(s, z) : nullptr;
+        if (to != nullptr && boundary) {
+          // Boundary cells its successor may read: the plane from the input.
+          Box<D> cut = footprint;
+          cut.begin[0] = z;
+          cut.end[0] = z + 1;
+          for_each_row<D>(cut, [&](const Index<D>& x, int length) {
+            const double* from = sweep.in + linear_index<D>(x, stride);
+            double* into = to + in_plane(x);
+            for (int k = 0; k < length; ++k)
+              into[k] = from[k];
+          });
+        }
+        region.begin[0] = std::max(region.begin[0], z);
+        region.end[0] = std::min(region.end[0], z + 1);
+        if (!region.empty()) {
+          for_each_row<D>(region, [&](const Index<D>& x, int length) {
+            const std::ptrdiff_t at = linear_index<D>(x, stride);
+            const std::ptrdiff_t local = in_plane(x);
+            if (s == 1)
+              sweep.row_between(sweep.in + at, to != nullptr ? to + local : sweep.out + at, at,
+                                stride, length, true);
+            else
+              sweep.row_between(slot(s - 1, z) + local, to != nullptr ? to + local : sweep.out + at,
+                                at, p.scratch_stride, length);
+          });
+        }
+        if (to == nullptr) continue;
+        // The mirrors: the ring's last `lo` planes before its first, its
+        // first `hi` planes after its last.
+        const int i = (z - footprint.begin[0]) % ring;
+        double* const base = scratch + (s - 1) * ring_cells;
+        if (i >= ring - lo) std::copy(to, to + plane, base + (i - ring + lo) * plane);
+        if (i < hi) std::copy(to, to + plane, base + (lo + ring + i) * plane);
+      }
+  }
 };
 
 template <int D, class Sweep, class ExecutionSpace>
@@ -264,7 +446,7 @@ struct TileTeams {
                                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   TileBlock<D, Sweep> block;
   void operator()(const member_type& member) const {
-    const scratch_view scratch(member.team_scratch(1), 2 * block.plan->scratch_cells);
+    const scratch_view scratch(member.team_scratch(1), block.plan->team_cells);
     block.run(member.league_rank(), scratch.data());
   }
 };
@@ -282,10 +464,11 @@ void run_tiles(const ExecutionSpace& space, const TilePlan<D>& plan, const Sweep
                 "tiled substeps run on host execution spaces only");
   if (plan.tiles == 0) return;
   using Teams = detail::TileTeams<D, Sweep, ExecutionSpace>;
-  const std::size_t bytes = Teams::scratch_view::shmem_size(2 * plan.scratch_cells);
+  const std::size_t bytes = Teams::scratch_view::shmem_size(plan.team_cells);
   const auto policy = Kokkos::TeamPolicy<ExecutionSpace>(space, static_cast<int>(plan.tiles), 1)
                           .set_scratch_size(1, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for(plan.label, policy, Teams{detail::TileBlock<D, Sweep>{sweep, stride, &plan}});
+  Kokkos::parallel_for(plan.label, policy,
+                       Teams{detail::TileBlock<D, Sweep>{sweep, stride, &plan}});
   space.fence();
 }
 
