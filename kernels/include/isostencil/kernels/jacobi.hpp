@@ -85,10 +85,12 @@ struct JacobiOptions {
   bool overlap = true;
   /// Deep halos: run blocks of sweeps tile by tile in cache where the kernel
   /// and execution space allow (Jacobi::tiled()). Off by default: on the
-  /// project's machines the tiled blocks are slower than the untiled ones
-  /// (docs/results/depth/README.md#tiled-substeps says why).
+  /// project's machines the sweep is nearly compute-bound and tiled blocks
+  /// gain little or lose (docs/results/depth/README.md#tiled-substeps says why).
   bool tiles = false;
-  /// Tile extents, one per dimension (empty: kernels::default_tile_extent).
+  /// Tile extents, one per dimension (empty: kernels::default_wavefront_extent
+  /// for D >= 2, kernels::default_tile_extent in 1-D). A tile spanning
+  /// dimension 0 runs as a wavefront, others as overlapped tiles.
   std::vector<int> tile_extent;
   core::HaloOptions halo{};
   /// Prefix of the Kokkos kernel labels.
