@@ -156,9 +156,10 @@ else
   SETUP=(--dims 2,3,4 --radii 1,2,3 --reps 20 --launches 3)
 fi
 
-# Collectives: 3-D Moore r=1 in full (the targets), the others on a subset.
+# Collectives: 3-D Moore r=1 in full (the targets; contenders in turns of 10
+# calls, so auto's ratios are taken turn by turn), the others on a subset.
 run a2a-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall,allgather -n moore:3:1 \
-  -s "$A2A_SIZES" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/collectives-moore3.csv"
+  -s "$A2A_SIZES" -r "$REPS" -l "$LAUNCHES" --interleave 10 --csv "$OUT/collectives-moore3.csv"
 run a2aw-moore3 "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoallw -n moore:3:1 \
   -s "$W_SIZES" -r "$REPS" -l "$LAUNCHES" --csv "$OUT/collectives-moore3-w.csv"
 run a2a-others "${MPIRUN[@]}" "$B/apps/bench/iso-bench" collectives -q -o alltoall,allgather \
