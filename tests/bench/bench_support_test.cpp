@@ -178,7 +178,11 @@ TEST(BenchReport, CsvQuotingAndColumns) {
   const std::string line = csv_line(row, env);
   EXPECT_EQ(line,
             "alltoall,moore-d3-r1,3,26,8,208,torus,,ok,\"a, \"\"quoted\"\" note\",2.0000,1.0000,3.0000,3,10,29,1,"
-            "2.0000;1.0000;3.0000,Open MPI v4.1.4,3.1,2,2x1x1,\"1,1,1\",host,2024-01-01T00:00:00Z");
+            "2.0000;1.0000;3.0000,Open MPI v4.1.4,3.1,2,2x1x1,\"1,1,1\",host,2024-01-01T00:00:00Z,");
+  // Interleaved timing: each turn's median, last.
+  row.turn_medians = {1.5e-6, 2.25e-6};
+  EXPECT_EQ(csv_line(row, env).substr(line.size()), "1.5000;2.2500");
+  row.turn_medians.clear();
   // Unmeasured rows leave the statistics empty.
   row.status = "skipped";
   row.launch_medians.clear();
@@ -186,7 +190,7 @@ TEST(BenchReport, CsvQuotingAndColumns) {
   EXPECT_NE(csv_line(row, env).find(",,,,0,10,"), std::string::npos);
   // Header and line have the same number of columns (no quoted commas in the header).
   const std::string header = csv_header();
-  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 24);
+  EXPECT_EQ(std::count(header.begin(), header.end(), ','), 25);
 }
 
 TEST(BenchReport, ParseAndFormatBytes) {
