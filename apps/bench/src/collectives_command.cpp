@@ -398,10 +398,11 @@ void Measurement::point(const NeighborhoodRun& run, Op op, long long m, bool fir
   std::vector<Timed> timed;
   for (const Contender& c : plan_.contenders)
     if (std::optional<Timed> t = start(c)) timed.push_back(std::move(*t));
-  for (Timed& t : timed) {
-    Prepared& prepared = *t.prepared;
-    time_repetitions(run.bench, opt_.warmup, 0, [&] { prepared.call(); });
-  }
+  for (Timed& t : timed)
+    for (int k = 0; k < opt_.warmup; ++k) {
+      MPI_Barrier(run.bench);
+      t.prepared->call();
+    }
   for (int done = 0; done < opt_.reps; done += opt_.interleave) {
     const int turn = std::min(opt_.interleave, opt_.reps - done);
     for (Timed& t : timed) {
