@@ -12,6 +12,8 @@
 #                                        # and between its first and last node (2 simulated ranks)
 #   bash scripts/smpi.sh paper [N] [PLATFORM]  # the paper's collectives at N simulated ranks (default 1152
 #                                        # on tests/smpi/platforms/ib-cluster-36x32.xml): BUILD_DIR/paper-*.csv
+#   bash scripts/smpi.sh start [N]      # iso-bench's common start: the paper mode's times at N ranks (64)
+#                                        # alike under SMPI's default and recursive-doubling allreduce and barrier
 #   bash scripts/smpi.sh model PLATFORM -o FILE [--procs P,.. --moore D:R]  # a cost-model file from the
 #                                        # platform's figures (scripts/smpi_model.py)
 #   bash scripts/smpi.sh predict CSV...  # plan --predict under that model against the paper mode's CSVs
@@ -20,7 +22,8 @@
 #                                        # against the same runs for real, at N ranks (default 2 4 8)
 # Environment: BUILD_DIR (build-smpi), JOBS (2), CASES (differential cases, 6),
 # PAPER_DIMS (2 3), PAPER_HOOD (moore; octant, shales: iso-bench's names), PAPER_RADII (1; for shales "3,7"), PAPER_SIZES (8,128,2048), PAPER_CONTENDERS (linear,torus,direct),
-# PAPER_OPS (alltoall), PAPER_PRIVATIZATION (dlopen up to 4096 ranks, mmap above), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
+# PAPER_OPS (alltoall), PAPER_ALLREDUCE and PAPER_BARRIER (SMPI's algorithms: rdb and ompi_recursivedoubling;
+# default = SMPI's own), PAPER_PRIVATIZATION (dlopen up to 4096 ranks, mmap above), PAPER_MODEL (auto's cost model: defaults, platform = derived by scripts/smpi_model.py
 # from the platform and each run's layout, or a FILE),
 # REAL_ISO_BENCH (iso-bench built with the real MPI; default build/apps/bench/iso-bench).
 # Quiet on success; the build's and each run's output go to BUILD_DIR/*.log.
@@ -58,9 +61,9 @@ targets=()
 case ${1:-} in
   test) targets=(--target smpi_differential c_collectives cpp_collectives) ;;
   calibrate | platforms) ;;
-  accuracy | paper) targets=(--target iso-bench) ;;
+  accuracy | paper | start) targets=(--target iso-bench) ;;
   '') ;;
-  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper, model, predict or nothing)" >&2; exit 2 ;;
+  *) echo "smpi.sh: unknown mode '$1' (expected test, platforms, calibrate, accuracy, paper, start, model, predict or nothing)" >&2; exit 2 ;;
 esac
 [[ ${1:-} == calibrate || ${1:-} == platforms ]] || cmake --build "$build" -j"$jobs" "${targets[@]}" >"$build/build.log" 2>&1 \
   || { tail -50 "$build/build.log" >&2; exit 1; }
@@ -118,10 +121,12 @@ fi
 
 # The paper's experiments at scale: iso-bench on Moore r=1 neighborhoods,
 # one simulation a dimension, each with its wall time and peak memory
-# (docs/simulating.md#the-papers-experiments). iso-bench times the slowest
-# rank after a barrier: a recursive-doubling barrier lets the simulated
-# ranks leave together (SMPI's default one staggers them by more than a
-# small exchange takes).
+# (docs/simulating.md#the-papers-experiments). iso-bench starts each timed
+# call on every rank at one simulated instant (docs/simulating.md#a-common-start),
+# so the collectives around it do not move its time: the mode picks SMPI's
+# recursive-doubling allreduce, whose cost grows as log P (SMPI's default is
+# linear, and quadratic in simulation time at thousands of ranks), and
+# keeps the recursive-doubling barrier of the runs before that start.
 if [[ ${1:-} == paper ]]; then
   n=${2:-1152}
   platform=${3:-tests/smpi/platforms/ib-cluster-36x32.xml}
@@ -144,6 +149,10 @@ if [[ ${1:-} == paper ]]; then
   tmpdir=${TMPDIR:-/tmp}
   [[ -d /dev/shm && -w /dev/shm ]] && tmpdir=/dev/shm
   hood=${PAPER_HOOD:-moore}
+  allreduce=${PAPER_ALLREDUCE:-rdb}
+  barrier=${PAPER_BARRIER:-ompi_recursivedoubling}
+  [[ $allreduce =~ ^[a-z_]+$ && $barrier =~ ^[a-z_]+$ ]] \
+    || { echo "smpi.sh paper: PAPER_ALLREDUCE and PAPER_BARRIER name SMPI algorithms (got '$allreduce', '$barrier')" >&2; exit 2; }
   # A relative model file is the caller's (this script runs from the root).
   [[ $model == defaults || $model == platform || $model == /* ]] || model=$OLDPWD/$model
   [[ $model == defaults || $model == platform || -f $model ]] \
@@ -170,7 +179,8 @@ print(",".join(map(str, sorted(dims, reverse=True))))' "$n" "$d")
     start=$(date +%s.%N)
     TMPDIR=$tmpdir ISO_COST_MODEL=$iso_model /usr/bin/time -f "%M %U %S" -o "$run.rss" smpirun -np "$n" \
       -platform "$platform" -hostfile "$build/hosts-paper.txt" --cfg=smpi/display-timing:no --log=root.thres:error \
-      --cfg=smpi/barrier:ompi_recursivedoubling --cfg=smpi/privatization:"$privatization" \
+      --cfg=smpi/barrier:"$barrier" --cfg=smpi/allreduce:"$allreduce" \
+      --cfg=smpi/privatization:"$privatization" \
       "$build/iso-bench" collectives -o "${PAPER_OPS:-alltoall}" -n "$hood:$d:$r" -s "${PAPER_SIZES:-8,128,2048}" \
       -c "${PAPER_CONTENDERS:-linear,torus,direct}" -r 1 --warmup 1 -l 1 --max-seconds 0 --procs "$procs" -q \
       --csv "$run.csv" >"$run.log" 2>&1 \
@@ -198,6 +208,34 @@ EOF
   done
   echo "smpi paper: $out"
   exit 0
+fi
+
+# iso-bench starts each timed call at one simulated instant
+# (docs/simulating.md#a-common-start): the collectives before it must not
+# move its time. The paper mode at N ranks on the InfiniBand cluster, 3-D
+# Moore r = 1, 8 B and 128 B, under SMPI's default and recursive-doubling
+# allreduce and barrier; every time must be the same (the CSV's 4 decimals).
+if [[ ${1:-} == start ]]; then
+  n=${2:-64}
+  platform=tests/smpi/platforms/ib-cluster-36x32.xml
+  for variant in rdb:ompi_recursivedoubling default:ompi_recursivedoubling rdb:default; do
+    PAPER_ALLREDUCE=${variant%%:*} PAPER_BARRIER=${variant#*:} PAPER_DIMS=3 PAPER_RADII=1 PAPER_HOOD=moore \
+      PAPER_SIZES=8,128 PAPER_CONTENDERS=linear,torus,direct PAPER_OPS=alltoall PAPER_MODEL=defaults \
+      bash "$root/scripts/smpi.sh" paper "$n" "$platform" >/dev/null
+    cp "$build/paper-$(basename "$platform" .xml)-$n.csv" "$build/start-$n-${variant%%:*}-${variant#*:}.csv"
+  done
+  exec python3 - "$build"/start-"$n"-{rdb-ompi_recursivedoubling,default-ompi_recursivedoubling,rdb-default}.csv <<'EOF'
+import csv, sys
+runs = [{(r["size_bytes"], r["contender"]): r["median_us"] for r in csv.DictReader(open(path))} for path in sys.argv[1:]]
+first = runs[0]
+bad = [f"{size} B {who}: " + " / ".join(run.get((size, who), "-") for run in runs)
+       for (size, who) in first if len({run.get((size, who)) for run in runs}) != 1]
+if bad or len(first) != 6:
+    sys.exit("smpi.sh start: the timed calls depend on the allreduce and barrier around them "
+             "(allreduce rdb / default / rdb, barrier recursive doubling / recursive doubling / default; us): "
+             + "; ".join(bad or ["missing points"]))
+print(f"smpi start: {len(first)} points alike under SMPI's default and recursive-doubling allreduce and barrier")
+EOF
 fi
 
 # iso-bench's alltoall, Moore d=2 r=1, for real and simulated on the
