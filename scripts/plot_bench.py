@@ -92,6 +92,28 @@ def format_us(us):
     return f"{us:.2f} us" if us < 100 else f"{us:.0f} us"
 
 
+def turns_of(row):
+    """A CSV row's turn medians (iso-bench --interleave), [] where it has none."""
+    return [float(x) for x in (row.get("turn_medians_us") or "").split(";") if x]
+
+
+def turn_ratio(ours, theirs):
+    """The median over turns of ours / theirs, turn by turn; None unless both
+    have the same, non-zero number of turns."""
+    pairs = [a / b for a, b in zip(ours, theirs) if b > 0] if ours and len(ours) == len(theirs) else []
+    return statistics.median(pairs) if pairs else None
+
+
+def worst_turn_ratio(ours, rivals):
+    """(ratio, name) of the rival ours trails most, turn by turn; None unless
+    every rival has ours' turns."""
+    ratios = {name: turn_ratio(ours, theirs) for name, theirs in rivals.items()}
+    if not ratios or None in ratios.values():
+        return None
+    name = max(ratios, key=ratios.get)
+    return ratios[name], name
+
+
 def read_rows(paths):
     """Merged rows keyed by (operation, neighborhood, size, contender), in first-seen order."""
     merged = {}
@@ -106,8 +128,7 @@ def read_rows(paths):
                 key = (row["operation"], row["neighborhood"], int(row["size_bytes"]), row["contender"])
                 medians = [float(x) for x in row["launch_medians_us"].split(";") if x] \
                     if row["status"] == "ok" else []
-                turns = [float(x) for x in (row.get("turn_medians_us") or "").split(";") if x] \
-                    if row["status"] == "ok" else []
+                turns = turns_of(row) if row["status"] == "ok" else []
                 if key not in merged:
                     entry = dict(row)
                     entry["medians"] = []
@@ -353,8 +374,7 @@ def ratio_tables(entries):
             best = min(names, key=lambda n: nearness[n])
             fastest[size] = row[best]
             for name, e in row.items():
-                ratios.setdefault(name, {})[size] = statistics.median(
-                    a / b for a, b in zip(e["turns"], row[best]["turns"]) if b > 0)
+                ratios.setdefault(name, {})[size] = turn_ratio(e["turns"], row[best]["turns"])
             paired[size] = True
             continue
         fastest[size] = min(row.values(), key=lambda e: e["median"])

@@ -18,9 +18,8 @@ Needs matplotlib (Debian: python3-matplotlib).
 import argparse
 import csv
 import os
-import statistics
 
-from plot_bench import import_pyplot  # the same directory
+from plot_bench import import_pyplot, turns_of, worst_turn_ratio  # the same directory
 
 
 def read(path):
@@ -159,17 +158,16 @@ def collective_targets(t, rows):
     turns = {}
     for r in rows:
         if r.get("operation") == "alltoall" and is_moore31(r.get("neighborhood", "")) and r.get("status") == "ok":
-            turns.setdefault(int(r["size_bytes"]), {})[r["contender"]] = \
-                [float(x) for x in (r.get("turn_medians_us") or "").split(";") if x]
+            turns.setdefault(int(r["size_bytes"]), {})[r["contender"]] = turns_of(r)
     worst, at, paired_all = None, None, True
     for size, c in sorted(a2a.items()):
         field = {k: v for k, v in c.items() if v and not k.startswith("bound") and k != "auto"}
         if not (c.get("auto") and field):
             continue
-        ours = turns.get(size, {}).get("auto", [])
         theirs = turns.get(size, {})
-        if ours and all(len(theirs.get(k, [])) == len(ours) for k in field):
-            ratio = max(statistics.median(a / b for a, b in zip(ours, theirs[k]) if b > 0) for k in field)
+        paired = worst_turn_ratio(theirs.get("auto", []), {k: theirs.get(k, []) for k in field})
+        if paired:
+            ratio = paired[0]
         else:
             ratio, paired_all = c["auto"] / min(field.values()), False
         if worst is None or ratio > worst:

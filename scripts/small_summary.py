@@ -12,9 +12,10 @@ library chooses by default.
 """
 import argparse
 import csv
-import statistics
 import sys
 from collections import defaultdict
+
+from plot_bench import turns_of, worst_turn_ratio  # the same directory
 
 SMALL = (1, 2, 4, 8, 16, 28, 29, 32, 64)
 
@@ -32,7 +33,7 @@ def load(path):
             key = (row["operation"], int(row["size_bytes"]))
             times[key][row["contender"]] = float(row["median_us"])
             fastest[key][row["contender"]] = float(row["min_us"])
-            turns[key][row["contender"]] = [float(x) for x in (row.get("turn_medians_us") or "").split(";") if x]
+            turns[key][row["contender"]] = turns_of(row)
             if row["contender"] == "auto":
                 chosen[key] = row["chosen"]
             meta = row
@@ -129,12 +130,9 @@ def transport_section(name, path, out):
     behind = []
     for (op, size), t in turns.items():
         rivals = {c: v for c, v in t.items() if not c.startswith("bound") and c != "auto"}
-        ours = t.get("auto", [])
-        if not ours or not rivals or any(len(v) != len(ours) for v in rivals.values()):
-            continue
-        paired = {c: statistics.median(a / b for a, b in zip(ours, v) if b > 0) for c, v in rivals.items()}
-        rival = max(paired, key=paired.get)
-        behind.append((paired[rival], f"{op} {size} B (against {rival}; auto chose {chosen.get((op, size), '?')})"))
+        paired = worst_turn_ratio(t.get("auto", []), rivals)
+        if paired:
+            behind.append((paired[0], f"{op} {size} B (against {paired[1]}; auto chose {chosen.get((op, size), '?')})"))
     if behind:
         v, where = worst(behind)
         status.append(("auto within 5 % of the fastest contender, every size (turn by turn)",
@@ -149,11 +147,10 @@ def transport_section(name, path, out):
         rivals = {c: v for c, v in t.items() if not c.startswith("bound") and c != "auto"}
         if pick not in t or not rivals:
             continue
-        ours, theirs = turns[(op, size)].get(pick, []), turns[(op, size)]
-        if ours and all(len(theirs.get(c, [])) == len(ours) for c in rivals):
-            paired = {c: statistics.median(a / b for a, b in zip(ours, theirs[c]) if b > 0) for c in rivals}
-            rival = max(paired, key=paired.get)
-            behind.append((paired[rival], f"{op} {size} B (auto chose {pick}; against {rival}, turn by turn)"))
+        theirs = turns[(op, size)]
+        paired = worst_turn_ratio(theirs.get(pick, []), {c: theirs.get(c, []) for c in rivals})
+        if paired:
+            behind.append((paired[0], f"{op} {size} B (auto chose {pick}; against {paired[1]}, turn by turn)"))
         else:
             best_rival = min(rivals, key=rivals.get)
             behind.append((t[pick] / rivals[best_rival], f"{op} {size} B (auto chose {pick}, fastest {best_rival})"))

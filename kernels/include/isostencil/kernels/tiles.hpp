@@ -370,10 +370,11 @@ struct TileBlock {
         at += (x[j] - footprint.begin[j]) * p.scratch_stride[j];
       return at;
     };
-    // Plane z of substep s's ring; its neighbours sit one plane stride away.
-    const auto slot = [&](int s, int z) {
-      return scratch + (s - 1) * ring_cells + (lo + (z - footprint.begin[0]) % ring) * plane;
-    };
+    // Substep s's ring, and the ring index of plane z: plane z sits in slot
+    // lo + index; its neighbours sit one plane stride away.
+    const auto ring_of = [&](int s) { return scratch + (s - 1) * ring_cells; };
+    const auto index_of = [&](int z) { return (z - footprint.begin[0]) % ring; };
+    const auto slot = [&](int s, int z) { return ring_of(s) + (lo + index_of(z)) * plane; };
     // The planes each substep writes: its region's, and on a tile at the
     // global boundary the planes beyond it its successor reads (copied).
     const auto planes = [&](int s, const Box<D>& region) {
@@ -431,8 +432,8 @@ struct TileBlock {
         if (to == nullptr) continue;
         // The mirrors: the ring's last `lo` planes before its first, its
         // first `hi` planes after its last.
-        const int i = (z - footprint.begin[0]) % ring;
-        double* const base = scratch + (s - 1) * ring_cells;
+        const int i = index_of(z);
+        double* const base = ring_of(s);
         if (i >= ring - lo) std::copy(to, to + plane, base + (i - ring + lo) * plane);
         if (i < hi) std::copy(to, to + plane, base + (lo + ring + i) * plane);
       }
