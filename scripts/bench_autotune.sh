@@ -9,16 +9,24 @@
 # per transport for auto and tune (worst ratio, where, within 5 % or not).
 # scripts/bench.sh runs it as its `autotune` entry; alone:
 #
-#   scripts/bench_autotune.sh [--out DIR] [--quick] [--no-build]
+#   scripts/bench_autotune.sh [--out DIR] [--quick] [--no-build] [--follow-tune]
 #
-#   --out DIR    output folder (default bench-results/autotune-<UTC date-time>)
-#   --quick      a smoke run (sizes 1, 64, 4 KiB; 10 reps, 1 launch)
-#   --no-build   use BUILD_DIR's iso-bench as it is (default: build that target)
+#   --out DIR       output folder (default bench-results/autotune-<UTC date-time>)
+#   --quick         a smoke run (sizes 1, 64, 4 KiB; 10 reps, 1 launch)
+#   --no-build      use BUILD_DIR's iso-bench as it is (default: build that target)
+#   --follow-tune   auto after one tuning: per transport, first a run of tune
+#                   alone fills a tune cache of its own ($OUT/tune_cache.txt,
+#                   emptied first), then the contenders run with it, so auto
+#                   follows tune's entries and tune reads them
+#                   (docs/design/cost-model.md#auto-follows-measurements).
+#                   Files autotune-follow-*.csv, autotune-follow.md,
+#                   plots-follow/.
 #
 # The cost model auto uses is whatever ISO_COST_MODEL says: unset, the cached
 # calibration (~/.cache/isostencil); ISO_COST_MODEL=defaults for the built-in
-# figures. ISO_TUNE_CACHE defaults to off here, so that tune measures at every
-# init. Environment as bench.sh: BUILD_DIR (default build), NP, JOBS, MPIEXEC,
+# figures. ISO_TUNE_CACHE defaults to off here (without --follow-tune), so
+# that tune measures at every init and auto is the model's alone.
+# Environment as bench.sh: BUILD_DIR (default build), NP, JOBS, MPIEXEC,
 # MPIEXEC_NUMPROC_FLAG, MPIEXEC_PREFLAGS; REPS and LAUNCHES override the
 # repetitions per launch (default 100) and launches (default 5). The
 # contenders are timed in turns of INTERLEAVE calls each (default 10;
@@ -32,16 +40,25 @@ source scripts/bench-common.sh
 OUT=""
 QUICK=0
 BUILD=1
+FOLLOW=0
 while (($# > 0)); do
   case "$1" in
     --quick) QUICK=1; shift ;;
+    --follow-tune) FOLLOW=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    *) bench_option bench_autotune.sh 23 "$@"; shift "$bench_shift" ;;
+    *) bench_option bench_autotune.sh 34 "$@"; shift "$bench_shift" ;;
   esac
 done
 
 bench_settings "autotune-$(date -u +%Y%m%dT%H%M%SZ)"
-export ISO_TUNE_CACHE="${ISO_TUNE_CACHE:-off}"
+if ((FOLLOW)); then
+  TAG=autotune-follow; PLOTS="$OUT/plots-follow"
+  export ISO_TUNE_CACHE="$OUT/tune_cache.txt"
+  rm -f "$ISO_TUNE_CACHE" "$ISO_TUNE_CACHE.lock"
+else
+  TAG=autotune; PLOTS="$OUT/plots"
+  export ISO_TUNE_CACHE="${ISO_TUNE_CACHE:-off}"
+fi
 
 say() { echo "bench_autotune: $*"; }
 
@@ -69,15 +86,21 @@ measure() {  # transport, extra launcher flags...
   local transport="$1"; shift
   local t0
   t0=$(date +%s)
+  if ((FOLLOW)); then  # one tuning per size into the cache the contenders then read
+    say "$transport: tuning into $ISO_TUNE_CACHE"
+    "${MPIRUN[@]}" "$@" "$BENCH" collectives -o alltoall -n moore:3:1 -c tune -s "$SIZES" -r 1 -l 1 \
+      >"$OUT/$TAG-$transport-tuning.txt" 2>&1 ||
+      { tail -n 20 "$OUT/$TAG-$transport-tuning.txt" >&2; say "$transport: the tuning failed" >&2; exit 1; }
+  fi
   say "$transport: ${MPIRUN[*]} $* $BENCH ${COMMON[*]}"
-  if ! "${MPIRUN[@]}" "$@" "$BENCH" "${COMMON[@]}" --csv "$OUT/autotune-$transport.csv" \
-      >"$OUT/autotune-$transport.txt" 2>&1; then
-    tail -n 20 "$OUT/autotune-$transport.txt" >&2
-    say "$transport failed (output: $OUT/autotune-$transport.txt)" >&2
+  if ! "${MPIRUN[@]}" "$@" "$BENCH" "${COMMON[@]}" --csv "$OUT/$TAG-$transport.csv" \
+      >"$OUT/$TAG-$transport.txt" 2>&1; then
+    tail -n 20 "$OUT/$TAG-$transport.txt" >&2
+    say "$transport failed (output: $OUT/$TAG-$transport.txt)" >&2
     exit 1
   fi
   say "$transport: done in $(($(date +%s) - t0)) s; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-  CSVS+=("$OUT/autotune-$transport.csv")
+  CSVS+=("$OUT/$TAG-$transport.csv")
 }
 measure shm
 if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI"; then
@@ -86,14 +109,20 @@ else
   say "tcp: skipped ($MPIEXEC is not Open MPI's launcher)"
 fi
 
-python3 scripts/plot_bench.py --ratios "${CSVS[@]}" -o "$OUT/plots" >"$OUT/autotune-plots.txt" 2>&1 ||
-  { cat "$OUT/autotune-plots.txt" >&2; say "plot_bench.py --ratios failed" >&2; exit 1; }
+python3 scripts/plot_bench.py --ratios "${CSVS[@]}" -o "$PLOTS" >"$OUT/$TAG-plots.txt" 2>&1 ||
+  { cat "$OUT/$TAG-plots.txt" >&2; say "plot_bench.py --ratios failed" >&2; exit 1; }
 {
-  echo "## auto and tune against the fastest contender"
+  if ((FOLLOW)); then
+    echo "## auto and tune against the fastest contender, after one tuning"
+    echo
+    echo "Tune ran once per size first (its own cache, $ISO_TUNE_CACHE); then auto followed its entries and tune read them."
+  else
+    echo "## auto and tune against the fastest contender"
+  fi
   echo
   echo "cost model: $MODEL; $NP ranks; $REPS reps x $LAUNCHES launches; load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
-  cat "$OUT/plots/ratios.md"
-} >"$OUT/autotune.md"
-grep -v '^/' "$OUT/autotune-plots.txt" || true
-say "done: $OUT/autotune.md, plots in $OUT/plots"
+  cat "$PLOTS/ratios.md"
+} >"$OUT/$TAG.md"
+grep -v '^/' "$OUT/$TAG-plots.txt" || true
+say "done: $OUT/$TAG.md, plots in $PLOTS"

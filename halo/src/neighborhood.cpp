@@ -1,5 +1,6 @@
 #include "iso/neighborhood.hpp"
 
+#include "iso/cost_model.hpp"
 #include "iso/error.hpp"
 #include "operation_internal.hpp"
 #include "smpi_compat.hpp"
@@ -132,6 +133,7 @@ struct detail::SharedComm {
   MPI_Comm comm = MPI_COMM_NULL;
   int references = 0;
   long next_tag = 0;  // tags reserved by all operations on `comm`
+  std::string machine;  // machine_signature(comm) once computed
 };
 
 namespace {
@@ -305,6 +307,14 @@ void Neighborhood::keep_choice(std::uint64_t key, KeptChoice choice) const {
   // only costs the next init its prediction.
   if (choices_.size() >= 64) choices_.clear();
   choices_[key] = choice;
+}
+
+const std::string& Neighborhood::machine_signature() const {
+  // Every rank reaches this at the same collective point, so every rank's
+  // shared state is filled at once.
+  if (!shared_) throw Error("iso::Neighborhood::machine_signature: the neighborhood is empty (moved from)");
+  if (shared_->machine.empty()) shared_->machine = iso::machine_signature(comm_);
+  return shared_->machine;
 }
 
 const Schedule& Neighborhood::schedule(Algorithm algorithm, Collective collective) const {

@@ -5,6 +5,7 @@
 //   setup_cache.cpp       the process's schedules and execution plans, kept for reuse
 //   progress.cpp          the progress engine (Operation::Impl) and Operation itself
 //   collectives.cpp       the *_init entry points: argument checks, the choice of auto
+//   tune.cpp              Algorithm::tune, and auto's reading of the tune cache
 #pragma once
 
 #include "iso/collectives.hpp"
@@ -413,6 +414,27 @@ PlanKey plan_key(const std::shared_ptr<const Schedule>& schedule, int rank, int 
                  TypeFacts& facts);
 std::shared_ptr<const ExecutionPlan> find_plan(const PlanKey& key);
 void store_plan(const PlanKey& key, std::shared_ptr<const ExecutionPlan> plan);
+
+// Auto's choice and tune (collectives.cpp, tune.cpp).
+struct Choice {
+  Algorithm algorithm;
+  int ports;
+  std::vector<TuneTrial> measured;  // the tune cache's trials where auto followed it
+};
+BlockBytes bytes_of(const Buffers& buffers);
+/// The cost model's own choice, neither the tune cache's nor kept (tune's
+/// check of the model). Collective.
+Choice model_choice(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers, int ports);
+/// Rank 0's tune cache file where one exists, else empty (auto reads nothing).
+std::string existing_tune_cache();
+/// The tune cache's usable entry for an auto init at `path` (rank 0's),
+/// broadcast to every rank (docs/design/cost-model.md#auto-follows-measurements).
+std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collective collective,
+                                      const BlockBytes& bytes, int ports, const std::vector<int>& port_counts,
+                                      bool mpi_everywhere, const std::string& path);
+/// Algorithm::tune's init (docs/design/cost-model.md#tune).
+Operation tune(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
+               const OperationOptions& options);
 
 }  // namespace detail
 

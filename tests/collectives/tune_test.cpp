@@ -3,6 +3,7 @@
 // limit given is kept; other algorithms report no trials. The tune cache:
 // a second init reads the first one's choice, keys separate what they must,
 // a damaged, stale or unwritable cache costs a tuning and nothing else.
+// Auto follows the tune cache's entry of its operation where it is usable.
 #include "collectives_support.hpp"
 
 #include "iso/tune_cache.hpp"
@@ -217,6 +218,91 @@ TEST(CollectivesTuneCache, ASecondInitReadsTheFirstOnesChoice) {
   if (failure.empty() && limited.tune_cached()) failure = "ports 1 read the entry of ports 0";
   if (failure.empty() && cache.entries().size() != 4)
     failure = "the cache has " + std::to_string(cache.entries().size()) + " entries, not 4";
+  const bool ok = all_ranks(failure.empty());
+  if (!failure.empty()) ADD_FAILURE() << "rank " << world_rank() << ": " << failure;
+  EXPECT_TRUE(ok);
+}
+
+iso::Operation auto_alltoall(const iso::Neighborhood& nbh, std::vector<int>& send, std::vector<int>& recv, int count) {
+  send.assign(static_cast<std::size_t>(nbh.size()) * count, world_rank());
+  recv.assign(send.size(), -1);
+  iso::OperationOptions options;
+  options.algorithm = iso::Algorithm::automatic;
+  return iso::alltoall_init(nbh, send.data(), count, MPI_INT, recv.data(), count, MPI_INT, options);
+}
+
+// The cache's one entry with its choice replaced by `choice` ("torus 1").
+std::string rechosen(const std::string& entry, const std::string& choice) {
+  std::istringstream in(entry);
+  std::string key, algorithm, ports;
+  in >> key >> algorithm >> ports;
+  std::string rest;
+  std::getline(in, rest);
+  return key + " " + choice + rest + "\n";
+}
+
+TEST(CollectivesTuneCache, AutoFollowsAUsableEntryOfItsOperation) {
+  ScopedTuneCache cache("auto");
+  iso::CartComm cart(MPI_COMM_WORLD, dims_create(3), {true, true, true});
+  std::vector<int> send, recv;
+  std::string failure;
+  // No cache file yet: the model's choice, no trials.
+  iso::Algorithm model_algorithm = iso::Algorithm::automatic;
+  int model_ports = -1;
+  {
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+    iso::Operation op = auto_alltoall(nbh, send, recv, 2);
+    model_algorithm = op.algorithm();
+    model_ports = op.ports();
+    if (op.tune_cached() || !op.tune_trials().empty()) failure = "auto reported tune trials without a cache";
+  }
+  // Tune stores its measurement; the entry is then made to name a choice the
+  // model did not make, so that following it shows.
+  std::vector<iso::TuneTrial> tuned;
+  {
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+    tuned = tuned_alltoall(nbh, send, recv, 2).tune_trials();
+  }
+  const std::vector<std::string> entries = cache.entries();
+  if (failure.empty() && entries.size() != 1) failure = "tune stored " + std::to_string(entries.size()) + " entries";
+  const iso::Algorithm other = model_algorithm == iso::Algorithm::torus ? iso::Algorithm::direct : iso::Algorithm::torus;
+  const int other_ports = model_ports == 1 ? 2 : 1;
+  if (failure.empty())
+    cache.write(rechosen(entries[0], std::string(iso::to_string(other)) + " " + std::to_string(other_ports)));
+  if (failure.empty()) {
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+    for (int init = 0; init < 2 && failure.empty(); ++init) {  // chosen, then kept on the neighborhood
+      const std::string which = init == 0 ? "the first auto init" : "the kept choice";
+      iso::Operation op = auto_alltoall(nbh, send, recv, 2);
+      if (op.algorithm() != other || op.ports() != other_ports)
+        failure = which + " runs " + iso::describe_choice(op) + ", not the cache's " +
+                  iso::algorithm_label(other, other_ports);
+      else if (!op.tune_cached() || op.tune_trials().size() != tuned.size())
+        failure = which + " does not report the cache's trials";
+      else if (iso::describe_choice(op).find("tune cache") == std::string::npos)
+        failure = "describe_choice does not say the cache: " + iso::describe_choice(op);
+      else
+        failure = check_exchange(nbh, op, recv, 2);
+    }
+    // Other block sizes have no entry: the model decides.
+    iso::Operation bigger = auto_alltoall(nbh, send, recv, 3);
+    if (failure.empty() && bigger.tune_cached()) failure = "blocks of 3 ints followed the entry of blocks of 2";
+  }
+  // An entry that no longer applies (a port limit auto does not consider) is
+  // not followed; nor is any entry with the cache off.
+  if (failure.empty()) cache.write(rechosen(entries[0], std::string(iso::to_string(other)) + " 5"));
+  for (const char* setting : {"", "off"}) {
+    if (!failure.empty()) break;
+    if (*setting) setenv("ISO_TUNE_CACHE", setting, 1);
+    if (*setting) cache.write(rechosen(entries[0], std::string(iso::to_string(other)) + " " + std::to_string(other_ports)));
+    iso::Neighborhood nbh(cart.get(), iso::OffsetList::moore(3, 1));
+    iso::Operation op = auto_alltoall(nbh, send, recv, 2);
+    if (op.algorithm() != model_algorithm || op.ports() != model_ports || op.tune_cached())
+      failure = std::string(*setting ? "with ISO_TUNE_CACHE=off" : "with a port limit of 5 in the entry") +
+                ", auto runs " + iso::describe_choice(op) + ", not the model's " +
+                iso::algorithm_label(model_algorithm, model_ports);
+    if (*setting) setenv("ISO_TUNE_CACHE", cache.path().c_str(), 1);
+  }
   const bool ok = all_ranks(failure.empty());
   if (!failure.empty()) ADD_FAILURE() << "rank " << world_rank() << ": " << failure;
   EXPECT_TRUE(ok);

@@ -101,7 +101,7 @@ std::vector<DeckKey> make_schema() {
        "update the cells that read no ghost while the halo exchange is in flight", {}},
       // [halo]
       {"halo", "algorithm", Kind::string, "\"auto\"", iso::algorithm_names(iso::AlgorithmNames::auto_first),
-       "halo exchange schedule; auto lets the cost model choose, tune times every candidate at init and caches the choice (the summary says what was chosen and whether from the cache; `ISO_TUNE_CACHE`)",
+       "halo exchange schedule; auto lets the cost model choose (or follows what tune measured for the same exchange earlier), tune times every candidate at init and caches the choice (the summary says what was chosen and whether from the cache; `ISO_TUNE_CACHE`)",
        {}},
       {"halo", "validate_every", Kind::integer, "0 (never)", ">= 0",
        "the exchanges of steps 0, N, 2N, ... also run the naive reference exchange and "

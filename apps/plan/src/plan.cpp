@@ -505,7 +505,10 @@ std::string format_predictions_text(const Predictions& predictions) {
       iso::algorithm_names(iso::AlgorithmNames::fixed) + ";\n"
       "each at its best port limit of " + limits + ", :pK = at most K messages each way, 0 = no limit;\n"
       "mpi = the MPI library's neighborhood collective, all messages in one call)" +
-      (predictions.tune_looked_up ? ", and what tune chose\nin an earlier run (the tune cache)" : "") + ":\n";
+      (predictions.tune_looked_up
+           ? ", and what tune chose\nin an earlier run (the tune cache), which auto runs instead where it is cached"
+           : "") +
+      ":\n";
   std::vector<std::string> heads{"block", "alltoall", "allgather"};
   if (predictions.tune_looked_up) heads = {"block", "alltoall", "allgather", "tune alltoall", "tune allgather"};
   Table choices(heads, 3);

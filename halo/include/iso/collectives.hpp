@@ -50,15 +50,6 @@ struct OperationOptions {
   Posting posting = Posting::automatic;
 };
 
-/// One candidate Algorithm::tune timed at init: seconds per call, the
-/// maximum over processes of each process's mean over `calls` calls.
-struct TuneTrial {
-  Algorithm algorithm;
-  int ports;  ///< the port limit it ran with (0: no limit)
-  int calls;
-  double seconds;
-};
-
 /// A persistent collective operation. Its buffers and datatypes are fixed at
 /// init; start() posts the first round and returns, test() advances the rounds
 /// as far as arrived messages allow, wait() completes. start/test/wait allocate
@@ -98,10 +89,12 @@ public:
   /// library's collective: persistent where it is an MPI-4 persistent one).
   Posting posting() const;
   /// Algorithm::tune: every candidate's measurement, in the order tried, the
-  /// same on every process; empty for the other algorithms.
+  /// same on every process; Algorithm::automatic where it followed the tune
+  /// cache (docs/design/cost-model.md#auto-follows-measurements): the trials
+  /// found there; empty otherwise.
   const std::vector<TuneTrial>& tune_trials() const;
-  /// Algorithm::tune: whether the choice and trials came from the tune cache
-  /// (an earlier run's measurements; nothing was timed at this init).
+  /// Whether the choice and trials came from the tune cache (an earlier
+  /// run's measurements; nothing was timed at this init).
   bool tune_cached() const;
 
   struct Impl;

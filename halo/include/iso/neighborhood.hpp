@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -126,9 +127,15 @@ public:
   struct KeptChoice {
     Algorithm algorithm = Algorithm::automatic;
     int ports = 0;
+    /// Where the choice came from the tune cache: its trials (else empty).
+    std::vector<TuneTrial> measured;
   };
   const KeptChoice* kept_choice(std::uint64_t key) const;
   void keep_choice(std::uint64_t key, KeptChoice choice) const;
+
+  /// iso::machine_signature of comm(), computed once per communicator and
+  /// kept (collective the first time: call it where every rank does).
+  const std::string& machine_signature() const;
 
 private:
   detail::SharedComm* shared_ = nullptr;

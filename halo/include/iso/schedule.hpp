@@ -26,6 +26,16 @@ enum class Algorithm {
 };
 enum class Collective { alltoall, allgather };
 
+/// One candidate Algorithm::tune timed (iso::Operation::tune_trials): seconds
+/// per call, the maximum over processes of each process's median over `calls`
+/// calls.
+struct TuneTrial {
+  Algorithm algorithm;
+  int ports;  ///< the port limit it ran with (0: no limit)
+  int calls;
+  double seconds;
+};
+
 const char* to_string(Algorithm algorithm);
 const char* to_string(Collective collective);
 /// Accepts "linear" (also "straightforward"), "torus" (also "hop"), "direct"
