@@ -102,7 +102,8 @@ Choice choose_algorithm(const Neighborhood& neighborhood, Collective collective,
   // measurement under is then one process's digest.
   if (tune_cache_here && same_key)
     if (std::optional<Choice> measured =
-            detail::measured_choice(neighborhood, collective, bytes, ports, port_counts, mpi_everywhere, cache))
+            detail::measured_choice(neighborhood, collective, bytes, ports, port_counts, mpi_everywhere, choice,
+                                    cache))
       choice = std::move(*measured);
   if (same_key && !model_only) neighborhood.keep_choice(key, {choice.algorithm, choice.ports, choice.measured});
   return choice;

@@ -303,7 +303,7 @@ std::string existing_tune_cache() {
 // ports, calls, seconds per trial) in one call of a fixed length.
 std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collective collective,
                                       const BlockBytes& bytes, int ports, const std::vector<int>& port_counts,
-                                      bool mpi_everywhere, const std::string& path) {
+                                      bool mpi_everywhere, const Choice& model, const std::string& path) {
   constexpr int most_trials = 16;  // auto's candidates at three port limits: 13
   std::array<double, 3 + 4 * most_trials> found{};
   const std::string& machine = neighborhood.machine_signature();
@@ -322,7 +322,18 @@ std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collecti
         (cached->algorithm == Algorithm::mpi
              ? mpi_everywhere && cached->ports == 0
              : std::find(port_counts.begin(), port_counts.end(), cached->ports) != port_counts.end());
-    if (usable) {
+    // The model's choice stays unless tune timed it clearly slower than its
+    // own pick: below that margin the difference is the noise of a few calls
+    // (on a loaded machine tune's picks among near-equal candidates vary).
+    const auto time_of = [&](Algorithm algorithm, int limit) -> double {
+      for (const TuneTrial& t : cached->trials)
+        if (t.algorithm == algorithm && t.ports == limit) return t.seconds;
+      return 0;
+    };
+    const double model_time = usable ? time_of(model.algorithm, model.ports) : 0;
+    const double pick_time = usable ? time_of(cached->algorithm, cached->ports) : 0;
+    const bool contradicted = !(model_time > 0 && pick_time > 0) || model_time > measured_margin * pick_time;
+    if (usable && contradicted) {
       found[0] = static_cast<double>(cached->trials.size()) + 1;
       found[1] = static_cast<double>(cached->algorithm);
       found[2] = cached->ports;
