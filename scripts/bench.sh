@@ -30,8 +30,9 @@
 #
 # Autotune: auto and tune against the algorithms they choose from, 3-D Moore
 # r=1 alltoall, 1 B .. 64 KiB, shared memory and TCP (autotune-shm.csv,
-# autotune-tcp.csv, autotune.md, plots/ratios_*.png; appended to summary.md):
-# scripts/bench_autotune.sh, which also runs alone.
+# autotune-tcp.csv, autotune.md, plots/ratios_*.png; appended to summary.md),
+# then the same after one tuning (autotune-follow-*.csv, autotune-follow.md,
+# plots-follow/): scripts/bench_autotune.sh, which also runs alone.
 #
 # Small messages: 3-D Moore r=1 alltoall and allgather of 1-64 B blocks,
 # torus and direct with fresh and with persistent posting against their
@@ -62,7 +63,7 @@ while (($# > 0)); do
     --quick) QUICK=1; shift ;;
     --targets-only) TARGETS_ONLY=1; shift ;;
     --no-backends) BACKENDS=0; shift ;;
-    *) bench_option bench.sh 45 "$@"; shift "$bench_shift" ;;
+    *) bench_option bench.sh 49 "$@"; shift "$bench_shift" ;;
   esac
 done
 
@@ -223,6 +224,10 @@ AUTOTUNE=(--out "$OUT" --no-build)
 if ((QUICK)); then AUTOTUNE+=(--quick); fi
 run autotune env BUILD_DIR="$B" NP="$NP" XDG_CACHE_HOME="$OUT/small-messages/first-run-cache" \
   bash scripts/bench_autotune.sh "${AUTOTUNE[@]}"
+# The same after one tuning per size: auto follows the tune cache's entries
+# where they contradict the model (docs/design/cost-model.md#auto-follows-measurements).
+run autotune-follow env BUILD_DIR="$B" NP="$NP" XDG_CACHE_HOME="$OUT/small-messages/first-run-cache" \
+  bash scripts/bench_autotune.sh "${AUTOTUNE[@]}" --follow-tune
 # Deep halos: time per step against halo.depth and auto's pick (a reduced
 # matrix of scripts/bench_depth.sh, which also runs alone with every case).
 DEPTH_ARGS=(--out "$OUT/depth")
@@ -255,7 +260,7 @@ if ((BACKENDS)); then
   python3 scripts/plot_backends.py "$OUT" >>"$LOG" 2>&1 || fail "plot_backends.py failed (see $LOG)"
   { echo; cat "$OUT/backends.md"; } >>"$OUT/summary.md"
 fi
-{ echo; cat "$OUT/autotune.md"; } >>"$OUT/summary.md"
+{ echo; cat "$OUT/autotune.md"; echo; cat "$OUT/autotune-follow.md"; } >>"$OUT/summary.md"
 { echo; echo "## Deep halos (halo.depth)"; echo; cat "$OUT/depth/depth.md"; } >>"$OUT/summary.md"
 { echo; sed 's/^#/##/' "$OUT/small-messages/summary.md"; } >>"$OUT/summary.md"
 END=$(date +%s)
