@@ -34,11 +34,12 @@ using detail::model_choice;
 
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
 // that applies, scheduled ones at every port count auto considers, runs on
-// the caller's buffers: one warm-up call, then as many timed calls as fit in
-// tune_budget_seconds (at least 1, at most tune_max_calls), each alone after
-// a barrier. Every decision uses times maxed over processes, so every rank
-// agrees; the first least time wins. A candidate that would post exactly the
-// messages of an earlier one is not timed again. The choice is cached
+// the caller's buffers: one warm-up call each, then turns of one call of
+// every candidate, as many as fit in tune_budget_seconds a candidate (at
+// least 1, at most tune_max_calls), each call alone after a barrier. Every
+// decision uses times maxed over processes, so every rank agrees; the first
+// least time wins. A candidate that would post exactly the messages of an
+// earlier one is not timed again. The choice is cached
 // (docs/design/cost-model.md#the-tune-cache).
 constexpr double tune_budget_seconds = 0.01;
 constexpr int tune_max_calls = 9;
@@ -226,12 +227,15 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
     }
   }
 
-  Operation best;
-  Operation::Impl* best_impl = nullptr;  // best's, which moves keep in place
+  // Every candidate is built and warmed up first, then timed in turns: one
+  // call of each per turn, so that every candidate samples the same moments
+  // of a machine whose speed drifts (a busy spell falls on all of them, not
+  // on whichever ran then).
+  std::vector<Operation> ops;
+  std::vector<Operation::Impl*> impls;  // ops' own, which moves keep in place
   std::vector<TuneTrial> trials;
-  std::size_t best_trial = 0;
-  std::vector<std::uint64_t> timed;  // execution fingerprints of the scheduled candidates timed
-  std::vector<double> times;
+  std::vector<std::uint64_t> timed;  // execution fingerprints of the scheduled candidates built
+  std::vector<double> warm;
   for (Algorithm algorithm : automatic_candidates()) {
     if (algorithm == Algorithm::mpi && !mpi_everywhere) continue;
     const bool scheduled = algorithm != Algorithm::mpi;
@@ -246,34 +250,51 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
         timed.push_back(fingerprint);
       }
       std::unique_ptr<Operation::Impl> impl = build(algorithm, ports);
-      Operation::Impl* raw = impl.get();
-      Operation op = make_operation(std::move(impl));
-      double start = MPI_Wtime();
-      op.run();
-      const double warm = max_over_ranks(comm, MPI_Wtime() - start);
-      const int calls = static_cast<int>(
-          std::clamp(tune_budget_seconds / std::max(warm, 1e-9), 1.0, static_cast<double>(tune_max_calls)));
-      // Each call alone, started together: calls back to back overlap one
-      // call's first step with the last one's tail, which a halo exchange
-      // between computations never sees. Each process's median (a spike of
-      // the machine's other work decides nothing), maximum over ranks.
-      times.clear();
-      for (int k = 0; k < calls; ++k) {
-        ISO_MPI_CHECK(MPI_Barrier(comm));
-        start = MPI_Wtime();
-        op.run();
-        times.push_back(MPI_Wtime() - start);
-      }
-      std::nth_element(times.begin(), times.begin() + calls / 2, times.end());
-      const double seconds = max_over_ranks(comm, times[static_cast<std::size_t>(calls / 2)]);
-      trials.push_back({algorithm, scheduled ? ports : 0, calls, seconds});
-      if (!best_impl || seconds < trials[best_trial].seconds) {
-        best_trial = trials.size() - 1;
-        best = std::move(op);
-        best_impl = raw;
-      }
+      impls.push_back(impl.get());
+      ops.push_back(make_operation(std::move(impl)));
+      const double start = MPI_Wtime();
+      ops.back().run();
+      warm.push_back(MPI_Wtime() - start);
+      trials.push_back({algorithm, scheduled ? ports : 0, 0, 0.0});
     }
   }
+  // As many turns as fit in tune_budget_seconds a candidate (from the
+  // warm-up calls, maximum over ranks), at least 1, at most tune_max_calls.
+  ISO_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, warm.data(), static_cast<int>(warm.size()), MPI_DOUBLE, MPI_MAX, comm));
+  double warm_sum = 0;
+  for (double w : warm) warm_sum += w;
+  const int calls = static_cast<int>(std::clamp(tune_budget_seconds * static_cast<double>(ops.size()) /
+                                                    std::max(warm_sum, 1e-9),
+                                                1.0, static_cast<double>(tune_max_calls)));
+  // Each call alone, started together: calls back to back overlap one
+  // call's first step with the last one's tail, which a halo exchange
+  // between computations never sees.
+  std::vector<std::vector<double>> times(ops.size());
+  for (int k = 0; k < calls; ++k)
+    for (std::size_t c = 0; c < ops.size(); ++c) {
+      ISO_MPI_CHECK(MPI_Barrier(comm));
+      const double start = MPI_Wtime();
+      ops[c].run();
+      times[c].push_back(MPI_Wtime() - start);
+    }
+  // Each process's median (a spike of the machine's other work decides
+  // nothing), maximum over ranks: every rank sees the same figures.
+  std::vector<double> medians;
+  for (std::vector<double>& t : times) {
+    std::nth_element(t.begin(), t.begin() + calls / 2, t.end());
+    medians.push_back(t[static_cast<std::size_t>(calls / 2)]);
+  }
+  ISO_MPI_CHECK(
+      MPI_Allreduce(MPI_IN_PLACE, medians.data(), static_cast<int>(medians.size()), MPI_DOUBLE, MPI_MAX, comm));
+  std::size_t best_trial = 0;
+  for (std::size_t c = 0; c < ops.size(); ++c) {
+    trials[c].calls = calls;
+    trials[c].seconds = medians[c];
+    if (medians[c] < medians[best_trial]) best_trial = c;
+  }
+  Operation best = std::move(ops[best_trial]);
+  Operation::Impl* best_impl = impls[best_trial];
+  ops.clear();  // the others are freed
   expire_contradicted_model(neighborhood, collective, buffers, options.ports, trials);
   if (!key.empty()) {
     try {
