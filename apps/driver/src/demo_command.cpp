@@ -326,12 +326,15 @@ public:
           row.predicted = predicted.at(ran, collective).seconds;
           if (algorithm == iso::Algorithm::automatic) {
             row.algorithm = std::string("auto\u2192") + iso::to_string(ran);
-            if (ran != predicted.chosen(collective))
+            if (op.tune_cached())  // auto followed what tune measured earlier
+              row.note = fmt::format("tune cache (the model picks {})", iso::to_string(predicted.chosen(collective)));
+            else if (ran != predicted.chosen(collective))
               row.note = fmt::format("MISMATCH: plan --predict picks {}",
                                      iso::to_string(predicted.chosen(collective)));
           } else if (algorithm == iso::Algorithm::tune) {
             row.algorithm = "tune\u2192" + iso::algorithm_label(ran, op.ports());
-            row.note = fmt::format("fastest of {} timed candidates", op.tune_trials().size());
+            row.note = fmt::format("fastest of {} candidates timed {}", op.tune_trials().size(),
+                                   op.tune_cached() ? "earlier (tune cache)" : "now");
           } else if (algorithm == iso::Algorithm::mpi && !predictions.mpi_candidate) {
             row.note = "not a candidate of auto";
           }
