@@ -13,8 +13,9 @@
 //             stencil order, offsets and weights read from a small table.
 // The arithmetic per cell depends only on the cell's neighbours, so the result
 // is bitwise the same on any number of ranks, with or without overlap. On
-// host backends the star and box kernels run row by row (update.hpp) in loops
-// the compiler vectorizes at -O2; device backends run them cell by cell.
+// host backends the star and box kernels run row by row (update.hpp) in
+// vector loops (the star's written in vector types, sweep.hpp, the box's
+// vectorized by the compiler at -O2); device backends run them cell by cell.
 //
 // Every kernel is a functor with operator()(Index<D>) (the update) and
 // operator()(Index<D>, ResidualSums&) (the update plus the residual r = f + L u
@@ -143,6 +144,57 @@ struct StarSweep {
                                                       const int k) {
     q[k] = value(sum_of_neighbors(p + k, s), f, k, scale, inverse_diag);
   }
+#if ISOSTENCIL_VECTOR_ROWS
+  /// update_cell for the cells k .. k + lanes - 1 in one vector V: per lane
+  /// the same sum, in the same order, and the same value.
+  template <class V>
+  static KOKKOS_FORCEINLINE_FUNCTION void update_lanes(const double* p, double* q, const double* f,
+                                                       const std::ptrdiff_t (&s)[D], const V& scale,
+                                                       const V& inverse_diag, const int k) {
+    V sum, next;
+    load_lanes(sum, p + k - s[0]);
+    load_lanes(next, p + k + s[0]);
+    sum += next;
+    for (int j = 1; j < D; ++j) {
+      load_lanes(next, p + k - s[j]);
+      sum += next;
+      load_lanes(next, p + k + s[j]);
+      sum += next;
+    }
+    if constexpr (HasSource) {
+      load_lanes(next, f + k);
+      store_lanes(q + k, V(sum * scale + next * inverse_diag));
+    } else {
+      store_lanes(q + k, V(sum * scale));
+    }
+  }
+  /// A row in vectors of V: whole chunks as update_lanes, the rest as
+  /// update_cell; prefetch as chunked_row.
+  template <class V>
+  static KOKKOS_FORCEINLINE_FUNCTION void vector_row(const double* p, double* q, const double* f,
+                                                     const std::ptrdiff_t (&s)[D],
+                                                     const double scale, const double inverse_diag,
+                                                     const int length, const bool prefetch) {
+    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(double));
+    V scales, inverse_diags;
+    for (int l = 0; l < lanes; ++l) {
+      scales[l] = scale;
+      inverse_diags[l] = inverse_diag;
+    }
+    int k = 0;
+    for (; k + row_chunk <= length; k += row_chunk) {
+      if (prefetch) {
+        ISOSTENCIL_PREFETCH_READ(p, k + s[0] + row_prefetch_distance);
+        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
+      }
+#pragma GCC unroll 8
+      for (int l = 0; l < row_chunk; l += lanes)
+        update_lanes<V>(p, q, f, s, scales, inverse_diags, k + l);
+    }
+    for (; k < length; ++k)
+      update_cell(p, q, f, s, scale, inverse_diag, k);
+  }
+#endif
   static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const double* KOKKOS_RESTRICT p,
                                                      double* KOKKOS_RESTRICT q,
                                                      const double* KOKKOS_RESTRICT f,
@@ -153,10 +205,14 @@ struct StarSweep {
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
     // The leading stream is the plane ahead (+e_0); small fields stay in cache.
+#if ISOSTENCIL_VECTOR_ROWS
+    vector_row<Double2>(p, q, f, s, scale, inverse_diag, length, prefetch && rows_prefetch<D>(s));
+#else
     chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
                 [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
                   update_cell(p, q, f, s, scale, inverse_diag, k);
                 });
+#endif
   }
 #if ISOSTENCIL_WIDE_ROWS
   /// update_row built for AVX2 (sweep.hpp's wide rows): the same body.
@@ -167,10 +223,7 @@ struct StarSweep {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
-    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
-                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
-                  update_cell(p, q, f, s, scale, inverse_diag, k);
-                });
+    vector_row<Double4>(p, q, f, s, scale, inverse_diag, length, prefetch && rows_prefetch<D>(s));
   }
 #endif
   static KOKKOS_FORCEINLINE_FUNCTION void any_row(const double* p, double* q, const double* f,
