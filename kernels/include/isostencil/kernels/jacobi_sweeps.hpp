@@ -195,48 +195,60 @@ struct StarSweep {
       update_cell(p, q, f, s, scale, inverse_diag, k);
   }
 #endif
+  // Rows through update_row, `run.rows` of them per call (RowRun): one call
+  // per plane of a wavefront rather than one per row.
   static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const double* KOKKOS_RESTRICT p,
                                                      double* KOKKOS_RESTRICT q,
                                                      const double* KOKKOS_RESTRICT f,
                                                      const Strides<D> stride, const double scale,
                                                      const double inverse_diag, const int length,
-                                                     const bool prefetch = true) {
+                                                     const bool prefetch, const RowRun run) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
     // The leading stream is the plane ahead (+e_0); small fields stay in cache.
+    const bool ahead = prefetch && rows_prefetch<D>(s);
+    for (int r = 0; r < run.rows; ++r) {
+      const double* const from = p + r * run_step<D>(s);
+      double* const to = q + r * run.out_step;
+      const double* const source = HasSource ? f + r * run.source_step : nullptr;
 #if ISOSTENCIL_VECTOR_ROWS
-    vector_row<Double2>(p, q, f, s, scale, inverse_diag, length, prefetch && rows_prefetch<D>(s));
+      vector_row<Double2>(from, to, source, s, scale, inverse_diag, length, ahead);
 #else
-    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
-                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
-                  update_cell(p, q, f, s, scale, inverse_diag, k);
-                });
+      chunked_row(from, to, s[0] + row_prefetch_distance, ahead, length,
+                  [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                    update_cell(from, to, source, s, scale, inverse_diag, k);
+                  });
 #endif
+    }
   }
 #if ISOSTENCIL_WIDE_ROWS
   /// update_row built for AVX2 (sweep.hpp's wide rows): the same body.
   static ISOSTENCIL_TARGET_AVX2 ISOSTENCIL_ROW_NOINLINE void update_row_wide(
       const double* KOKKOS_RESTRICT p, double* KOKKOS_RESTRICT q, const double* KOKKOS_RESTRICT f,
       const Strides<D> stride, const double scale, const double inverse_diag, const int length,
-      const bool prefetch) {
+      const bool prefetch, const RowRun run) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
-    vector_row<Double4>(p, q, f, s, scale, inverse_diag, length, prefetch && rows_prefetch<D>(s));
+    const bool ahead = prefetch && rows_prefetch<D>(s);
+    for (int r = 0; r < run.rows; ++r)
+      vector_row<Double4>(p + r * run_step<D>(s), q + r * run.out_step,
+                          HasSource ? f + r * run.source_step : nullptr, s, scale, inverse_diag,
+                          length, ahead);
   }
 #endif
   static KOKKOS_FORCEINLINE_FUNCTION void any_row(const double* p, double* q, const double* f,
                                                   const Strides<D>& stride, const double scale,
                                                   const double inverse_diag, const int length,
-                                                  const bool prefetch) {
+                                                  const bool prefetch, const RowRun run = {}) {
 #if ISOSTENCIL_WIDE_ROWS
     if (wide_rows) {
-      update_row_wide(p, q, f, stride, scale, inverse_diag, length, prefetch);
+      update_row_wide(p, q, f, stride, scale, inverse_diag, length, prefetch, run);
       return;
     }
 #endif
-    update_row(p, q, f, stride, scale, inverse_diag, length, prefetch);
+    update_row(p, q, f, stride, scale, inverse_diag, length, prefetch, run);
   }
   /// The cells first, first + e_{D-1}, ... (length of them), as operator().
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
@@ -252,6 +264,14 @@ struct StarSweep {
                                                const Strides<D>& s, int length,
                                                bool prefetch = false) const {
     any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, prefetch);
+  }
+  /// `rows` rows as row_between, one after the other along dimension D - 2:
+  /// row r reads from + r s[D-2] and writes to + r to_step.
+  KOKKOS_FORCEINLINE_FUNCTION void rows_between(const double* from, double* to, std::ptrdiff_t at,
+                                                const Strides<D>& s, std::ptrdiff_t to_step,
+                                                int length, int rows, bool prefetch = false) const {
+    any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, prefetch,
+            RowRun{rows, to_step, run_step<D>(stride)});
   }
 };
 
@@ -387,6 +407,14 @@ struct BoxSweep {
                                                const Strides<D>& s, int length,
                                                bool prefetch = false) const {
     update_row(from, to, HasSource ? source + at : nullptr, s, weight, inverse_diag, length, prefetch);
+  }
+  /// As StarSweep::rows_between (a row_between per row).
+  KOKKOS_FORCEINLINE_FUNCTION void rows_between(const double* from, double* to, std::ptrdiff_t at,
+                                                const Strides<D>& s, std::ptrdiff_t to_step,
+                                                int length, int rows, bool prefetch = false) const {
+    for (int r = 0; r < rows; ++r)
+      row_between(from + r * run_step<D>(s), to + r * to_step, at + r * run_step<D>(stride), s,
+                  length, prefetch);
   }
 };
 

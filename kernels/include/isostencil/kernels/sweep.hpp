@@ -142,6 +142,19 @@ KOKKOS_FORCEINLINE_FUNCTION void chunked_row(const In* read, const Out* write,
     cell(k);
 }
 
+/// Rows a row kernel runs in one call, one after the other along dimension
+/// D - 2 (run_step: the input's stride there): the output and the source
+/// advance by their own steps.
+struct RowRun {
+  int rows = 1;
+  std::ptrdiff_t out_step = 0;
+  std::ptrdiff_t source_step = 0;
+};
+template <int D, class S>
+KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t run_step(const S& s) {
+  return s[D >= 2 ? D - 2 : 0];
+}
+
 /// Element strides of a field (LayoutRight: the last index is contiguous).
 template <int D>
 using Strides = Kokkos::Array<std::ptrdiff_t, D>;
