@@ -213,7 +213,7 @@ struct StarSweep {
       double* const to = q + r * run.out_step;
       const double* const source = HasSource ? f + r * run.source_step : nullptr;
 #if ISOSTENCIL_VECTOR_ROWS
-      vector_row<Double2>(from, to, source, s, scale, inverse_diag, length, ahead);
+      vector_row<RowVector>(from, to, source, s, scale, inverse_diag, length, ahead);
 #else
       chunked_row(from, to, s[0] + row_prefetch_distance, ahead, length,
                   [&](const int k) ISOSTENCIL_INLINE_LAMBDA {

@@ -98,6 +98,13 @@ inline constexpr int row_prefetch_distance = 384;  // elements (3 KB of doubles)
 #define ISOSTENCIL_VECTOR_ROWS 1
 typedef double Double2 __attribute__((vector_size(16), aligned(8)));
 typedef double Double4 __attribute__((vector_size(32), aligned(8)));
+/// The rows' vector in builds for the target's own ISA: 4 lanes where it
+/// has AVX (a -march build, which has no wide copy), else 2 (SSE2).
+#if defined(__AVX__)
+typedef Double4 RowVector;
+#else
+typedef Double2 RowVector;
+#endif
 /// v = p[0 .. lanes-1] and p[0 .. lanes-1] = v, at any alignment (passed by
 /// reference: by value, a 32-byte vector's ABI depends on AVX).
 template <class V>
