@@ -90,9 +90,9 @@ inline constexpr int row_prefetch_distance = 384;  // elements (3 KB of doubles)
 /// Rows written in GCC/Clang vector types (Double2, Double4: 2 or 4 doubles,
 /// unaligned) instead of left to the vectorizer: GCC 12's chunk loop
 /// recomputes every stream's address per chunk, spills them and does not
-/// unroll its two AVX2 iterations; the 7-point row ran in L1 at 1.6 cycles
-/// per cell that way, 1.15 written out. The arithmetic is per lane, in the
-/// scalar order, so the bits are the same. Host compilers only.
+/// unroll its two AVX2 iterations (the 7-point row in L1: 1.6 cycles per
+/// cell, 1.4 written out; docs/results/depth). The arithmetic is per lane,
+/// in the scalar order, so the bits are the same. Host compilers only.
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
     !defined(__SYCL_DEVICE_ONLY__)
 #define ISOSTENCIL_VECTOR_ROWS 1

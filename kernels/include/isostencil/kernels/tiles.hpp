@@ -283,7 +283,8 @@ void for_each_row_run(const Box<D>& box, const Rows& rows) {
 }
 
 /// One tile's block of substeps; the sweep (a Jacobi row kernel) reads
-/// sweep.in and writes sweep.out through row_between().
+/// sweep.in and writes sweep.out through row_between() (rows_between() in
+/// wavefronts).
 template <int D, class Sweep>
 struct TileBlock {
   Sweep sweep;
