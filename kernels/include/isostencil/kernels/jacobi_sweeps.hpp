@@ -13,8 +13,9 @@
 //             stencil order, offsets and weights read from a small table.
 // The arithmetic per cell depends only on the cell's neighbours, so the result
 // is bitwise the same on any number of ranks, with or without overlap. On
-// host backends the star and box kernels run row by row (update.hpp) in loops
-// the compiler vectorizes at -O2; device backends run them cell by cell.
+// host backends the star and box kernels run row by row (update.hpp) in
+// vector loops (the star's written in vector types, sweep.hpp, the box's
+// vectorized by the compiler at -O2); device backends run them cell by cell.
 //
 // Every kernel is a functor with operator()(Index<D>) (the update) and
 // operator()(Index<D>, ResidualSums&) (the update plus the residual r = f + L u
@@ -143,47 +144,111 @@ struct StarSweep {
                                                       const int k) {
     q[k] = value(sum_of_neighbors(p + k, s), f, k, scale, inverse_diag);
   }
+#if ISOSTENCIL_VECTOR_ROWS
+  /// update_cell for the cells k .. k + lanes - 1 in one vector V: per lane
+  /// the same sum, in the same order, and the same value.
+  template <class V>
+  static KOKKOS_FORCEINLINE_FUNCTION void update_lanes(const double* p, double* q, const double* f,
+                                                       const std::ptrdiff_t (&s)[D], const V& scale,
+                                                       const V& inverse_diag, const int k) {
+    V sum, next;
+    load_lanes(sum, p + k - s[0]);
+    load_lanes(next, p + k + s[0]);
+    sum += next;
+    for (int j = 1; j < D; ++j) {
+      load_lanes(next, p + k - s[j]);
+      sum += next;
+      load_lanes(next, p + k + s[j]);
+      sum += next;
+    }
+    if constexpr (HasSource) {
+      load_lanes(next, f + k);
+      store_lanes(q + k, V(sum * scale + next * inverse_diag));
+    } else {
+      store_lanes(q + k, V(sum * scale));
+    }
+  }
+  /// A row in vectors of V: whole chunks as update_lanes, the rest as
+  /// update_cell; prefetch as chunked_row.
+  template <class V>
+  static KOKKOS_FORCEINLINE_FUNCTION void vector_row(const double* p, double* q, const double* f,
+                                                     const std::ptrdiff_t (&s)[D],
+                                                     const double scale, const double inverse_diag,
+                                                     const int length, const bool prefetch) {
+    constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(double));
+    V scales, inverse_diags;
+    for (int l = 0; l < lanes; ++l) {
+      scales[l] = scale;
+      inverse_diags[l] = inverse_diag;
+    }
+    int k = 0;
+    for (; k + row_chunk <= length; k += row_chunk) {
+      if (prefetch) {
+        ISOSTENCIL_PREFETCH_READ(p, k + s[0] + row_prefetch_distance);
+        ISOSTENCIL_PREFETCH_WRITE(q, k + row_prefetch_distance);
+      }
+#pragma GCC unroll 8
+      for (int l = 0; l < row_chunk; l += lanes)
+        update_lanes<V>(p, q, f, s, scales, inverse_diags, k + l);
+    }
+    for (; k < length; ++k)
+      update_cell(p, q, f, s, scale, inverse_diag, k);
+  }
+#endif
+  // Rows through update_row, `run.rows` of them per call (RowRun): one call
+  // per plane of a wavefront rather than one per row.
   static KOKKOS_FUNCTION ISOSTENCIL_ROW_NOINLINE void update_row(const double* KOKKOS_RESTRICT p,
                                                      double* KOKKOS_RESTRICT q,
                                                      const double* KOKKOS_RESTRICT f,
                                                      const Strides<D> stride, const double scale,
                                                      const double inverse_diag, const int length,
-                                                     const bool prefetch = true) {
+                                                     const bool prefetch, const RowRun run) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
     // The leading stream is the plane ahead (+e_0); small fields stay in cache.
-    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
-                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
-                  update_cell(p, q, f, s, scale, inverse_diag, k);
-                });
+    const bool ahead = prefetch && rows_prefetch<D>(s);
+    for (int r = 0; r < run.rows; ++r) {
+      const double* const from = p + r * run_step<D>(s);
+      double* const to = q + r * run.out_step;
+      const double* const source = HasSource ? f + r * run.source_step : nullptr;
+#if ISOSTENCIL_VECTOR_ROWS
+      vector_row<RowVector>(from, to, source, s, scale, inverse_diag, length, ahead);
+#else
+      chunked_row(from, to, s[0] + row_prefetch_distance, ahead, length,
+                  [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
+                    update_cell(from, to, source, s, scale, inverse_diag, k);
+                  });
+#endif
+    }
   }
 #if ISOSTENCIL_WIDE_ROWS
   /// update_row built for AVX2 (sweep.hpp's wide rows): the same body.
   static ISOSTENCIL_TARGET_AVX2 ISOSTENCIL_ROW_NOINLINE void update_row_wide(
       const double* KOKKOS_RESTRICT p, double* KOKKOS_RESTRICT q, const double* KOKKOS_RESTRICT f,
       const Strides<D> stride, const double scale, const double inverse_diag, const int length,
-      const bool prefetch) {
+      const bool prefetch, const RowRun run) {
     std::ptrdiff_t s[D];
     for (int j = 0; j < D; ++j)
       s[j] = stride[j];
-    chunked_row(p, q, s[0] + row_prefetch_distance, prefetch && rows_prefetch<D>(s), length,
-                [&](const int k) ISOSTENCIL_INLINE_LAMBDA {
-                  update_cell(p, q, f, s, scale, inverse_diag, k);
-                });
+    const bool ahead = prefetch && rows_prefetch<D>(s);
+    for (int r = 0; r < run.rows; ++r)
+      vector_row<Double4>(p + r * run_step<D>(s), q + r * run.out_step,
+                          HasSource ? f + r * run.source_step : nullptr, s, scale, inverse_diag,
+                          length, ahead);
   }
 #endif
   static KOKKOS_FORCEINLINE_FUNCTION void any_row(const double* p, double* q, const double* f,
                                                   const Strides<D>& stride, const double scale,
                                                   const double inverse_diag, const int length,
-                                                  const bool prefetch) {
+                                                  const bool prefetch, const RowRun run = {}) {
 #if ISOSTENCIL_WIDE_ROWS
     if (wide_rows) {
-      update_row_wide(p, q, f, stride, scale, inverse_diag, length, prefetch);
+      update_row_wide(p, q, f, stride, scale, inverse_diag, length, prefetch, run);
       return;
     }
 #endif
-    update_row(p, q, f, stride, scale, inverse_diag, length, prefetch);
+    update_row(p, q, f, stride, scale, inverse_diag, length, prefetch, run);
   }
   /// The cells first, first + e_{D-1}, ... (length of them), as operator().
   KOKKOS_FORCEINLINE_FUNCTION void row(const Index<D>& first, int length) const {
@@ -199,6 +264,14 @@ struct StarSweep {
                                                const Strides<D>& s, int length,
                                                bool prefetch = false) const {
     any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, prefetch);
+  }
+  /// `rows` rows as row_between, one after the other along dimension D - 2:
+  /// row r reads from + r s[D-2] and writes to + r to_step.
+  KOKKOS_FORCEINLINE_FUNCTION void rows_between(const double* from, double* to, std::ptrdiff_t at,
+                                                const Strides<D>& s, std::ptrdiff_t to_step,
+                                                int length, int rows, bool prefetch = false) const {
+    any_row(from, to, HasSource ? source + at : nullptr, s, scale, inverse_diag, length, prefetch,
+            RowRun{rows, to_step, run_step<D>(stride)});
   }
 };
 
@@ -334,6 +407,14 @@ struct BoxSweep {
                                                const Strides<D>& s, int length,
                                                bool prefetch = false) const {
     update_row(from, to, HasSource ? source + at : nullptr, s, weight, inverse_diag, length, prefetch);
+  }
+  /// As StarSweep::rows_between (a row_between per row).
+  KOKKOS_FORCEINLINE_FUNCTION void rows_between(const double* from, double* to, std::ptrdiff_t at,
+                                                const Strides<D>& s, std::ptrdiff_t to_step,
+                                                int length, int rows, bool prefetch = false) const {
+    for (int r = 0; r < rows; ++r)
+      row_between(from + r * run_step<D>(s), to + r * to_step, at + r * run_step<D>(stride), s,
+                  length, prefetch);
   }
 };
 

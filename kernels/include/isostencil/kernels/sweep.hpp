@@ -87,6 +87,38 @@ inline constexpr int row_prefetch_distance = 384;  // elements (3 KB of doubles)
 #define ISOSTENCIL_PREFETCH_WRITE(pointer, ahead) ((void)0)
 #endif
 
+/// Rows written in GCC/Clang vector types (Double2, Double4: 2 or 4 doubles,
+/// unaligned) instead of left to the vectorizer: GCC 12's chunk loop
+/// recomputes every stream's address per chunk, spills them and does not
+/// unroll its two AVX2 iterations (the 7-point row in L1: 1.6 cycles per
+/// cell, 1.4 written out; docs/results/depth). The arithmetic is per lane,
+/// in the scalar order, so the bits are the same. Host compilers only.
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(__HIPCC__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+#define ISOSTENCIL_VECTOR_ROWS 1
+typedef double Double2 __attribute__((vector_size(16), aligned(8)));
+typedef double Double4 __attribute__((vector_size(32), aligned(8)));
+/// The rows' vector in builds for the target's own ISA: 4 lanes where it
+/// has AVX (a -march build, which has no wide copy), else 2 (SSE2).
+#if defined(__AVX__)
+typedef Double4 RowVector;
+#else
+typedef Double2 RowVector;
+#endif
+/// v = p[0 .. lanes-1] and p[0 .. lanes-1] = v, at any alignment (passed by
+/// reference: by value, a 32-byte vector's ABI depends on AVX).
+template <class V>
+KOKKOS_FORCEINLINE_FUNCTION void load_lanes(V& v, const double* p) {
+  __builtin_memcpy(&v, p, sizeof(V));
+}
+template <class V>
+KOKKOS_FORCEINLINE_FUNCTION void store_lanes(double* p, const V& v) {
+  __builtin_memcpy(p, &v, sizeof(V));
+}
+#else
+#define ISOSTENCIL_VECTOR_ROWS 0
+#endif
+
 /// For the lambdas given to chunked_row: a large cell body (the 27-point
 /// box) is otherwise left as a call, and the row no longer vectorizes.
 #if defined(__GNUC__) || defined(__clang__)
@@ -115,6 +147,19 @@ KOKKOS_FORCEINLINE_FUNCTION void chunked_row(const In* read, const Out* write,
   }
   for (; k < length; ++k)
     cell(k);
+}
+
+/// Rows a row kernel runs in one call, one after the other along dimension
+/// D - 2 (run_step: the input's stride there): the output and the source
+/// advance by their own steps.
+struct RowRun {
+  int rows = 1;
+  std::ptrdiff_t out_step = 0;
+  std::ptrdiff_t source_step = 0;
+};
+template <int D, class S>
+KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t run_step(const S& s) {
+  return s[D >= 2 ? D - 2 : 0];
 }
 
 /// Element strides of a field (LayoutRight: the last index is contiguous).

@@ -267,8 +267,24 @@ void for_each_row(const Box<D>& box, const Row& row) {
   }
 }
 
+/// Calls rows(x, length, count) for the first cell x of every run of `count`
+/// rows of a non-empty box one after the other along dimension D - 2 (the
+/// whole extent there; single rows for D < 3), row-major.
+template <int D, class Rows>
+void for_each_row_run(const Box<D>& box, const Rows& rows) {
+  if constexpr (D >= 3) {
+    Box<D> firsts = box;
+    firsts.end[D - 2] = box.begin[D - 2] + 1;
+    const int count = box.end[D - 2] - box.begin[D - 2];
+    for_each_row<D>(firsts, [&](const Index<D>& x, int length) { rows(x, length, count); });
+  } else {
+    for_each_row<D>(box, [&](const Index<D>& x, int length) { rows(x, length, 1); });
+  }
+}
+
 /// One tile's block of substeps; the sweep (a Jacobi row kernel) reads
-/// sweep.in and writes sweep.out through row_between().
+/// sweep.in and writes sweep.out through row_between() (rows_between() in
+/// wavefronts).
 template <int D, class Sweep>
 struct TileBlock {
   Sweep sweep;
@@ -418,15 +434,18 @@ struct TileBlock {
         region.begin[0] = std::max(region.begin[0], z);
         region.end[0] = std::min(region.end[0], z + 1);
         if (!region.empty()) {
-          for_each_row<D>(region, [&](const Index<D>& x, int length) {
+          // The plane's rows in runs along dimension D - 2: one row-kernel
+          // call per run, not per row.
+          const std::ptrdiff_t to_step = run_step<D>(to != nullptr ? p.scratch_stride : stride);
+          for_each_row_run<D>(region, [&](const Index<D>& x, int length, int count) {
             const std::ptrdiff_t at = linear_index<D>(x, stride);
             const std::ptrdiff_t local = in_plane(x);
+            double* const into = to != nullptr ? to + local : sweep.out + at;
             if (s == 1)
-              sweep.row_between(sweep.in + at, to != nullptr ? to + local : sweep.out + at, at,
-                                stride, length, true);
+              sweep.rows_between(sweep.in + at, into, at, stride, to_step, length, count, true);
             else
-              sweep.row_between(slot(s - 1, z) + local, to != nullptr ? to + local : sweep.out + at,
-                                at, p.scratch_stride, length);
+              sweep.rows_between(slot(s - 1, z) + local, into, at, p.scratch_stride, to_step,
+                                 length, count);
           });
         }
         if (to == nullptr) continue;
