@@ -428,13 +428,11 @@ Choice model_choice(const Neighborhood& neighborhood, Collective collective, con
 /// Rank 0's tune cache file where one exists, else empty (auto reads nothing).
 std::string existing_tune_cache();
 /// The tune cache's entry for an auto init at `path` (rank 0's), where it is
-/// usable and timed the `model`'s choice more than measured_margin times its
-/// own pick (or not at all); broadcast to every rank
-/// (docs/design/cost-model.md#auto-follows-measurements).
+/// usable and contradicts the `model`'s choice (iso::tune_entry_contradicts);
+/// broadcast to every rank (docs/design/cost-model.md#auto-follows-measurements).
 std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collective collective,
                                       const BlockBytes& bytes, int ports, const std::vector<int>& port_counts,
                                       bool mpi_everywhere, const Choice& model, const std::string& path);
-inline constexpr double measured_margin = 1.1;
 /// Algorithm::tune's init (docs/design/cost-model.md#tune).
 Operation tune(const Neighborhood& neighborhood, Collective collective, const Buffers& buffers,
                const OperationOptions& options);

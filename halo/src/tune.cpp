@@ -343,17 +343,10 @@ std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collecti
         (cached->algorithm == Algorithm::mpi
              ? mpi_everywhere && cached->ports == 0
              : std::find(port_counts.begin(), port_counts.end(), cached->ports) != port_counts.end());
-    // The model's choice stays unless tune timed it clearly slower than its
-    // own pick: below that margin the difference is the noise of a few calls
-    // (on a loaded machine tune's picks among near-equal candidates vary).
-    const auto time_of = [&](Algorithm algorithm, int limit) -> double {
-      for (const TuneTrial& t : cached->trials)
-        if (t.algorithm == algorithm && t.ports == limit) return t.seconds;
-      return 0;
-    };
-    const double model_time = usable ? time_of(model.algorithm, model.ports) : 0;
-    const double pick_time = usable ? time_of(cached->algorithm, cached->ports) : 0;
-    const bool contradicted = !(model_time > 0 && pick_time > 0) || model_time > measured_margin * pick_time;
+    // Within the margin the model's choice stays: there the difference is
+    // the noise of tune's few calls (under load its picks among near-equal
+    // candidates vary).
+    const bool contradicted = usable && tune_entry_contradicts(*cached, model.algorithm, model.ports);
     if (usable && contradicted) {
       found[0] = static_cast<double>(cached->trials.size()) + 1;
       found[1] = static_cast<double>(cached->algorithm);

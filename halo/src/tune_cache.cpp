@@ -126,4 +126,15 @@ void tune_cache_store(const std::string& path, const std::string& key, const Tun
   });
 }
 
+bool tune_entry_contradicts(const TuneChoice& entry, Algorithm model_algorithm, int model_ports) {
+  auto time_of = [&](Algorithm algorithm, int ports) {
+    for (const TuneTrial& t : entry.trials)
+      if (t.algorithm == algorithm && t.ports == ports) return t.seconds;
+    return 0.0;
+  };
+  const double model = time_of(model_algorithm, model_ports);
+  const double pick = time_of(entry.algorithm, entry.ports);
+  return !(model > 0 && pick > 0) || model > tune_follow_margin * pick;
+}
+
 }  // namespace iso

@@ -436,13 +436,15 @@ void add_tune_cache(Predictions& predictions, const iso::OffsetList& offsets, co
 
 namespace {
 
-std::string tuned_text(const std::optional<iso::TuneChoice>& tuned) {
+// What tune chose, and "<- auto" where auto runs it instead of the model's
+// choice (the library's rule: iso::tune_entry_contradicts).
+std::string tuned_text(const std::optional<iso::TuneChoice>& tuned, iso::Algorithm model, int model_ports) {
   if (!tuned) return "not cached";
   double least = 0;
   for (const iso::TuneTrial& t : tuned->trials)
     if (least == 0 || t.seconds < least) least = t.seconds;
-  return fmt::format("{} ({:.3f} us, {} timed)", iso::algorithm_label(tuned->algorithm, tuned->ports), least * 1e6,
-                     tuned->trials.size());
+  return fmt::format("{} ({:.3f} us, {} timed){}", iso::algorithm_label(tuned->algorithm, tuned->ports), least * 1e6,
+                     tuned->trials.size(), iso::tune_entry_contradicts(*tuned, model, model_ports) ? " <- auto" : "");
 }
 
 }  // namespace
@@ -506,7 +508,8 @@ std::string format_predictions_text(const Predictions& predictions) {
       "each at its best port limit of " + limits + ", :pK = at most K messages each way, 0 = no limit;\n"
       "mpi = the MPI library's neighborhood collective, all messages in one call)" +
       (predictions.tune_looked_up
-           ? ", and what tune chose\nin an earlier run (the tune cache), which auto runs instead where it is cached"
+           ? ", and what tune chose\nin an earlier run (the tune cache; <- auto: auto runs it instead, tune having timed the\n"
+             "model's choice at more than 1.1 times it)"
            : "") +
       ":\n";
   std::vector<std::string> heads{"block", "alltoall", "allgather"};
@@ -519,8 +522,10 @@ std::string format_predictions_text(const Predictions& predictions) {
                                  iso::algorithm_label(size.chosen(iso::Collective::allgather),
                                             size.chosen_ports(iso::Collective::allgather))};
     if (predictions.tune_looked_up) {
-      row.push_back(tuned_text(size.tuned[0]));
-      row.push_back(tuned_text(size.tuned[1]));
+      row.push_back(tuned_text(size.tuned[0], size.chosen(iso::Collective::alltoall),
+                               size.chosen_ports(iso::Collective::alltoall)));
+      row.push_back(tuned_text(size.tuned[1], size.chosen(iso::Collective::allgather),
+                               size.chosen_ports(iso::Collective::allgather)));
     }
     choices.add(row);
   }
@@ -571,6 +576,9 @@ nlohmann::ordered_json predictions_to_json(const Predictions& predictions) {
                               {"calls", t.calls},
                               {"seconds", t.seconds}});
           entry["trials"] = trials;
+          const iso::Collective collective = plan_collectives()[c];
+          entry["auto_follows"] =
+              iso::tune_entry_contradicts(*tuned, size.chosen(collective), size.chosen_ports(collective));
         }
         per_size["tune"][iso::to_string(plan_collectives()[c])] = entry;
       }

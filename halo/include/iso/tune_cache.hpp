@@ -60,4 +60,12 @@ void tune_cache_store(const std::string& path, const std::string& key, const Tun
                       const std::string& note);
 inline constexpr int tune_cache_capacity = 4096;
 
+/// Whether auto runs `entry`'s pick instead of the model's choice
+/// (`model_algorithm` at `model_ports`): where the entry timed the model's
+/// choice at more than tune_follow_margin times its pick, or did not time
+/// one of them (docs/design/cost-model.md#auto-follows-measurements). Within
+/// the margin the difference is the noise of tune's few calls.
+bool tune_entry_contradicts(const TuneChoice& entry, Algorithm model_algorithm, int model_ports);
+inline constexpr double tune_follow_margin = 1.1;
+
 }  // namespace iso
