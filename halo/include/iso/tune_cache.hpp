@@ -1,7 +1,8 @@
 // Algorithm::tune's cache (docs/design/cost-model.md#the-tune-cache): the
 // choice and measurements of one tuning, kept beside the cost model and
 // keyed by everything the measurement depends on, so a later run with the
-// same operation on the same machine pays nothing for tuning.
+// same operation on the same machine pays nothing for tuning, and auto runs
+// its pick where it contradicts the model (tune_entry_contradicts).
 #pragma once
 
 #include "iso/collectives.hpp"
