@@ -32,6 +32,16 @@ using detail::bytes_of;
 using detail::Choice;
 using detail::model_choice;
 
+// Whether a cached choice is still a candidate of this operation: one of
+// auto's, at a port limit considered for it, mpi only where it is a
+// candidate on every process (the same verdict on every rank).
+bool still_a_candidate(Algorithm algorithm, int ports, const std::vector<int>& port_counts, bool mpi_everywhere) {
+  const std::vector<Algorithm>& candidates = automatic_candidates();
+  return std::find(candidates.begin(), candidates.end(), algorithm) != candidates.end() &&
+         (algorithm == Algorithm::mpi ? mpi_everywhere && ports == 0
+                                      : std::find(port_counts.begin(), port_counts.end(), ports) != port_counts.end());
+}
+
 // Algorithm::tune (docs/design/cost-model.md#tune): every candidate of auto
 // that applies, scheduled ones at every port count auto considers, runs on
 // the caller's buffers: one warm-up call each, then turns of one call of
@@ -209,13 +219,7 @@ Operation tune(const Neighborhood& neighborhood, Collective collective, const Bu
   if (found[0] == 1) {
     const auto algorithm = static_cast<Algorithm>(static_cast<int>(found[1]));
     const int ports = static_cast<int>(found[2]);
-    const std::vector<Algorithm>& candidates = automatic_candidates();
-    // Used only where it is still a candidate of this operation (the same
-    // verdict on every rank).
-    const bool known = std::find(candidates.begin(), candidates.end(), algorithm) != candidates.end() &&
-                       (algorithm == Algorithm::mpi
-                            ? mpi_everywhere && ports == 0
-                            : std::find(port_counts.begin(), port_counts.end(), ports) != port_counts.end());
+    const bool known = still_a_candidate(algorithm, ports, port_counts, mpi_everywhere);
     const Schedule* schedule = known && algorithm != Algorithm::mpi ? schedule_of(algorithm) : nullptr;
     if (known && (algorithm == Algorithm::mpi || schedule)) {
       std::unique_ptr<Operation::Impl> impl = build(algorithm, ports);
@@ -336,13 +340,8 @@ std::optional<Choice> measured_choice(const Neighborhood& neighborhood, Collecti
     } catch (const Error&) {
       // The path changed kind since it was looked at: no entry.
     }
-    const std::vector<Algorithm>& candidates = automatic_candidates();
-    const bool usable =
-        cached && cached->trials.size() <= static_cast<std::size_t>(most_trials) &&
-        std::find(candidates.begin(), candidates.end(), cached->algorithm) != candidates.end() &&
-        (cached->algorithm == Algorithm::mpi
-             ? mpi_everywhere && cached->ports == 0
-             : std::find(port_counts.begin(), port_counts.end(), cached->ports) != port_counts.end());
+    const bool usable = cached && cached->trials.size() <= static_cast<std::size_t>(most_trials) &&
+                        still_a_candidate(cached->algorithm, cached->ports, port_counts, mpi_everywhere);
     // Within the margin the model's choice stays: there the difference is
     // the noise of tune's few calls (under load its picks among near-equal
     // candidates vary).
