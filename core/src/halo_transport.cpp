@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdint>
@@ -17,19 +18,21 @@ namespace isostencil::core::detail {
 
 namespace {
 
-// The kernels' unit of work: one slab of one block of one field, `rows`
-// rows of `run` words (the element split into equal words, so one kernel
-// serves every element type), row r at field word `field_offset + r *
-// row_stride` and at buffer word `buffer_offset + r * run`. A block is one
-// slab per index of its dimensions before the last two; the slabs of block i
-// follow one another in the buffer in row-major order, field after field.
-// A direct unit (a block the process sends itself) copies field to field:
-// its row r goes to field word `buffer_offset + r * row_stride`, the ghosts.
+// The kernels' unit of work: `slabs` slabs of `rows` rows of `run` words of
+// one block of one field (the element split into equal words, so one kernel
+// serves every element type). Row r of slab q is at field word
+// `field_offset + q * slab_stride + r * row_stride` and at buffer word
+// `buffer_offset + (q * rows + r) * run`: a block's units follow one another
+// in the buffer in row-major order, field after field. A direct unit (a
+// block the process sends itself) copies field to field: the ghosts' row r
+// of slab q is at field word `buffer_offset + q * slab_stride + r * row_stride`.
 struct PackUnit {
   int field = 0;
   int direct = 0;
   long field_offset = 0;
   long buffer_offset = 0;
+  long slabs = 1;
+  long slab_stride = 0;
   long rows = 0;
   long run = 0;
   long row_stride = 0;
@@ -41,35 +44,48 @@ struct PackUnit {
 // a device a team copies it. Direct units only ever read interior cells and
 // write ghost cells, which no other unit reads: no order among units.
 template <class Space, class Word, bool Pack>
-void move_units(const Space& space, const Kokkos::View<const PackUnit*, typename Space::memory_space>& units,
-                const Kokkos::View<const std::uintptr_t*, typename Space::memory_space>& fields, char* buffer_bytes) {
+void move_units(const Space& space, const Kokkos::View<PackUnit*, typename Space::memory_space>& units,
+                const Kokkos::View<std::uintptr_t*, typename Space::memory_space>& fields, char* buffer_bytes) {
   const long count = static_cast<long>(units.extent(0));
   if (count == 0) return;
   Word* const buffer = reinterpret_cast<Word*>(buffer_bytes);
-  const char* label = Pack ? "isostencil::core::HaloExchange::pack" : "isostencil::core::HaloExchange::unpack";
+  // Kept strings: Kokkos takes the label as a std::string, and one made from
+  // a literal this long is a heap allocation at every launch.
+  static const std::string pack_label = "isostencil::core::HaloExchange::pack";
+  static const std::string unpack_label = "isostencil::core::HaloExchange::unpack";
+  const std::string& label = Pack ? pack_label : unpack_label;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible) {
-    // A host lambda (host spaces only): rows go through memcpy, and the unit
-    // is copied first, so the stores cannot alias its bounds (with them read
-    // through a reference, the element loop reloaded them at every word and
-    // ran at 1.6x the instructions of the datatype path's local copies).
+    // A host lambda (host spaces only) over raw pointers: copying the views
+    // into it costs reference-count updates at every launch. Rows go
+    // through memcpy, and the unit is copied first, so the stores cannot
+    // alias its bounds (with them read through a reference, the element
+    // loop reloaded them at every word and ran at 1.6x the instructions of
+    // the datatype path's local copies).
+    const PackUnit* const table = units.data();
+    const std::uintptr_t* const addresses = fields.data();
     Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), [=](const long u) {
-      const PackUnit unit = units(u);
-      Word* const base = reinterpret_cast<Word*>(fields(unit.field));
+      const PackUnit unit = table[u];
+      Word* const base = reinterpret_cast<Word*>(addresses[unit.field]);
       Word* const field = base + unit.field_offset;
       Word* const packed = (unit.direct ? base : buffer) + unit.buffer_offset;
-      const long packed_stride = unit.direct ? unit.row_stride : unit.run;
+      const long packed_row = unit.direct ? unit.row_stride : unit.run;
+      const long packed_slab = unit.direct ? unit.slab_stride : unit.rows * unit.run;
       // Pack reads the field, unpack the buffer.
-      const Word* from = Pack ? field : packed;
-      Word* to = Pack ? packed : field;
-      const long from_stride = Pack ? unit.row_stride : packed_stride;
-      const long to_stride = Pack ? packed_stride : unit.row_stride;
+      const long from_row = Pack ? unit.row_stride : packed_row, to_row = Pack ? packed_row : unit.row_stride;
+      const long from_slab = Pack ? unit.slab_stride : packed_slab, to_slab = Pack ? packed_slab : unit.slab_stride;
+      const Word* from_slab_start = Pack ? field : packed;
+      Word* to_slab_start = Pack ? packed : field;
       const long rows = unit.rows;
-      if (unit.run == 1) {  // a column of single words (a face normal to the last dimension)
-        for (long row = 0; row < rows; ++row) to[row * to_stride] = from[row * from_stride];
-        return;
-      }
       const std::size_t bytes = static_cast<std::size_t>(unit.run) * sizeof(Word);
-      for (long row = 0; row < rows; ++row, from += from_stride, to += to_stride) std::memcpy(to, from, bytes);
+      for (long slab = 0; slab < unit.slabs; ++slab, from_slab_start += from_slab, to_slab_start += to_slab) {
+        const Word* from = from_slab_start;
+        Word* to = to_slab_start;
+        if (unit.run == 1) {  // a column of single words (normal to the last dimension)
+          for (long row = 0; row < rows; ++row) to[row * to_row] = from[row * from_row];
+          continue;
+        }
+        for (long row = 0; row < rows; ++row, from += from_row, to += to_row) std::memcpy(to, from, bytes);
+      }
     });
   } else {
     using Policy = Kokkos::TeamPolicy<Space>;
@@ -79,10 +95,13 @@ void move_units(const Space& space, const Kokkos::View<const PackUnit*, typename
       Word* const base = reinterpret_cast<Word*>(fields(unit.field));
       Word* const field = base + unit.field_offset;
       Word* const packed = (unit.direct ? base : buffer) + unit.buffer_offset;
-      const long packed_stride = unit.direct ? unit.row_stride : unit.run;
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, unit.rows), [&](const long row) {
-        Word* const cells = field + row * unit.row_stride;
-        Word* const slot = packed + row * packed_stride;
+      const long packed_row = unit.direct ? unit.row_stride : unit.run;
+      const long packed_slab = unit.direct ? unit.slab_stride : unit.rows * unit.run;
+      // Threads over the unit's rows of all its slabs, vector lanes over words.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, unit.slabs * unit.rows), [&](const long line) {
+        const long slab = line / unit.rows, row = line % unit.rows;
+        Word* const cells = field + slab * unit.slab_stride + row * unit.row_stride;
+        Word* const slot = packed + slab * packed_slab + row * packed_row;
         Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, unit.run), [&](const long k) {
           if constexpr (Pack) slot[k] = cells[k];
           else cells[k] = slot[k];
@@ -154,13 +173,11 @@ struct SpaceImpl final : PackedTransport::Impl {
 
   template <bool Pack>
   void run(const Space& space, const Kokkos::View<PackUnit*, memory_space>& units, char* buffer) {
-    const Kokkos::View<const PackUnit*, memory_space> table = units;
-    const Kokkos::View<const std::uintptr_t*, memory_space> fields = field_addresses;
     switch (word) {
-      case 8: return move_units<Space, std::uint64_t, Pack>(space, table, fields, buffer);
-      case 4: return move_units<Space, std::uint32_t, Pack>(space, table, fields, buffer);
-      case 2: return move_units<Space, std::uint16_t, Pack>(space, table, fields, buffer);
-      default: return move_units<Space, std::uint8_t, Pack>(space, table, fields, buffer);
+      case 8: return move_units<Space, std::uint64_t, Pack>(space, units, field_addresses, buffer);
+      case 4: return move_units<Space, std::uint32_t, Pack>(space, units, field_addresses, buffer);
+      case 2: return move_units<Space, std::uint16_t, Pack>(space, units, field_addresses, buffer);
+      default: return move_units<Space, std::uint8_t, Pack>(space, units, field_addresses, buffer);
     }
   }
 
@@ -225,9 +242,21 @@ struct WordLayout {
 
   long words() const { return stride[0] * extent[0]; }
 
-  // The slabs of a block in row-major order: their first field words; the
-  // rows and run of each in `shape` (rows, run, row stride).
-  std::vector<long> slabs(const iso::HaloPattern::Block& block, PackUnit& shape) const {
+  // A block as units of one shape (`shape`: slabs, rows, run and strides),
+  // in row-major order: their first field words. Device kernels (`merge`
+  // false) take one slab of the last two dimensions a unit, for teams
+  // enough. Host loops (`merge` true) take as few units as the layout
+  // allows: dimensions of extent 1 dropped, dimensions that continue one
+  // another joined, rows that follow one another one run, the inner two of
+  // what is left a unit, split into units of at most
+  // `detail::packed_host_unit_words` words where it has several slabs
+  // (threads enough). At 16^3 a 27-point halo was 146 units of 1-256 words,
+  // now 26.
+  struct Piece {
+    long first = 0;  // field word of its first row
+    long slabs = 1;
+  };
+  std::vector<Piece> pieces(const iso::HaloPattern::Block& block, bool merge, PackUnit& shape) const {
     const int normalized = static_cast<int>(stride.size());
     std::vector<long> start(normalized, 0), size(normalized, 1);
     for (std::size_t j = 0; j < block.size.size(); ++j) {
@@ -236,22 +265,50 @@ struct WordLayout {
     }
     start[normalized - 1] *= scale;
     size[normalized - 1] *= scale;
-    long count = 1;
-    for (int j = 0; j + 2 < normalized; ++j) count *= size[j];
-    std::vector<long> first(static_cast<std::size_t>(count));
-    for (long slab = 0; slab < count; ++slab) {
-      long rest = slab, offset = 0;
-      for (int j = normalized - 3; j >= 0; --j) {
-        offset += (start[j] + rest % size[j]) * stride[j];
-        rest /= size[j];
+    long first_word = 0;
+    for (int j = 0; j < normalized; ++j) first_word += start[j] * stride[j];
+    long run = size[normalized - 1];
+    std::vector<std::pair<long, long>> dims;  // (extent, stride) of the dimensions before the last, outer first
+    for (int j = 0; j + 1 < normalized; ++j) {
+      if (!merge) {
+        dims.emplace_back(size[j], stride[j]);
+        continue;
       }
-      first[static_cast<std::size_t>(slab)] =
-          offset + start[normalized - 2] * stride[normalized - 2] + start[normalized - 1];
+      if (size[j] == 1) continue;
+      if (!dims.empty() && dims.back().second == size[j] * stride[j])
+        dims.back() = {dims.back().first * size[j], stride[j]};
+      else
+        dims.emplace_back(size[j], stride[j]);
     }
-    shape.rows = size[normalized - 2];
-    shape.run = size[normalized - 1];
-    shape.row_stride = stride[normalized - 2];
-    return first;
+    while (merge && !dims.empty() && dims.back().second == run) {
+      run *= dims.back().first;
+      dims.pop_back();
+    }
+    const std::size_t inner = std::min<std::size_t>(dims.size(), merge ? 2 : 1);
+    const std::size_t outer = dims.size() - inner;
+    shape.run = run;
+    shape.rows = inner >= 1 ? dims.back().first : 1;
+    shape.row_stride = inner >= 1 ? dims.back().second : run;
+    shape.slabs = inner == 2 ? dims[outer].first : 1;
+    shape.slab_stride = inner == 2 ? dims[outer].second : shape.rows * shape.row_stride;
+    // Slabs split into groups (the last one may be shorter).
+    long group = shape.slabs;
+    if (merge && shape.slabs > 1)
+      group = std::clamp(detail::packed_host_unit_words / std::max(1L, shape.rows * run), 1L, shape.slabs);
+    long count = 1;
+    for (std::size_t j = 0; j < outer; ++j) count *= dims[j].first;
+    std::vector<Piece> units;
+    units.reserve(static_cast<std::size_t>(count * ((shape.slabs + group - 1) / group)));
+    for (long index = 0; index < count; ++index) {
+      long rest = index, offset = first_word;
+      for (std::size_t j = outer; j-- > 0;) {
+        offset += (rest % dims[j].first) * dims[j].second;
+        rest /= dims[j].first;
+      }
+      for (long slab = 0; slab < shape.slabs; slab += group)
+        units.push_back({offset + slab * shape.slab_stride, std::min(group, shape.slabs - slab)});
+    }
+    return units;
   }
 };
 
@@ -260,23 +317,27 @@ struct WordLayout {
 // element `displacement[i]`, its fields one after another.
 template <class Skip>
 std::vector<PackUnit> make_units(const iso::HaloPattern& pattern, bool send, int nfields, const WordLayout& layout,
-                                 const std::vector<long>& displacement, Skip skip) {
+                                 bool merge, const std::vector<long>& displacement, Skip skip) {
   std::vector<PackUnit> units;
   for (int i = 0; i < pattern.directions().size(); ++i) {
     const iso::HaloPattern::Block& block = send ? pattern.send_block(i) : pattern.recv_block(i);
     const long cells = block.cells();
     if (cells == 0 || skip(i)) continue;
     PackUnit shape;
-    const std::vector<long> slabs = layout.slabs(block, shape);
+    const std::vector<WordLayout::Piece> pieces = layout.pieces(block, merge, shape);
     const long slab_words = shape.rows * shape.run;
-    for (int f = 0; f < nfields; ++f)
-      for (std::size_t slab = 0; slab < slabs.size(); ++slab) {
+    for (int f = 0; f < nfields; ++f) {
+      long at = (displacement[i] + f * cells) * layout.scale;
+      for (const WordLayout::Piece& piece : pieces) {
         PackUnit unit = shape;
         unit.field = f;
-        unit.field_offset = slabs[slab];
-        unit.buffer_offset = (displacement[i] + f * cells) * layout.scale + static_cast<long>(slab) * slab_words;
+        unit.field_offset = piece.first;
+        unit.slabs = piece.slabs;
+        unit.buffer_offset = at;
+        at += piece.slabs * slab_words;
         units.push_back(unit);
       }
+    }
   }
   return units;
 }
@@ -298,7 +359,7 @@ bool to_itself(const iso::Neighborhood& neighborhood, int i) {
 // straight onto receive block i's, field by field. Both blocks describe the
 // same cells of the same process, so their shapes agree.
 std::vector<PackUnit> make_direct_units(const iso::HaloPattern& pattern, int nfields, const WordLayout& layout,
-                                        const std::vector<char>& direct) {
+                                        bool merge, const std::vector<char>& direct) {
   std::vector<PackUnit> units;
   const long words = layout.words();
   for (int i = 0; i < pattern.directions().size(); ++i) {
@@ -309,19 +370,22 @@ std::vector<PackUnit> make_direct_units(const iso::HaloPattern& pattern, int nfi
       throw iso::Error("isostencil::core::HaloExchange: block " + std::to_string(i) +
                        " goes to this process itself, but its send and receive blocks differ in shape");
     if (from.cells() == 0) continue;
+    // The shapes depend on the sizes alone, not on where a block starts.
     PackUnit shape, to_shape;
-    const std::vector<long> sources = layout.slabs(from, shape);
-    const std::vector<long> targets = layout.slabs(to, to_shape);
+    const std::vector<WordLayout::Piece> sources = layout.pieces(from, merge, shape);
+    const std::vector<WordLayout::Piece> targets = layout.pieces(to, merge, to_shape);
     for (int f = 0; f < nfields; ++f)
-      for (std::size_t slab = 0; slab < sources.size(); ++slab) {
+      for (std::size_t k = 0; k < sources.size(); ++k) {
         PackUnit unit = shape;
         unit.field = f;
         unit.direct = 1;
-        unit.field_offset = sources[slab];
-        unit.buffer_offset = targets[slab];
+        unit.field_offset = sources[k].first;
+        unit.slabs = sources[k].slabs;
+        unit.buffer_offset = targets[k].first;
         if (detail::direct_copy_error != 0) {
           // One element further, or back where that would leave the field.
-          const long last = unit.buffer_offset + (unit.rows - 1) * unit.row_stride + unit.run - 1;
+          const long last = unit.buffer_offset + (unit.slabs - 1) * unit.slab_stride +
+                            (unit.rows - 1) * unit.row_stride + unit.run - 1;
           unit.buffer_offset += last + layout.scale < words ? layout.scale : -layout.scale;
         }
         units.push_back(unit);
@@ -386,14 +450,16 @@ std::unique_ptr<PackedTransport::Impl> make_impl(const iso::HaloPattern& pattern
     recv_total += recv_counts[i];
   }
   const WordLayout layout(pattern.layout(element).extent(), scale);
-  auto pack = make_units(pattern, true, nfields, layout, send_at, [&](int i) {
+  // Host loops take merged units, device teams one slab each (WordLayout::pieces).
+  constexpr bool merge = Kokkos::SpaceAccessibility<Kokkos::HostSpace, memory_space>::accessible;
+  auto pack = make_units(pattern, true, nfields, layout, merge, send_at, [&](int i) {
     return direct[static_cast<std::size_t>(i)] || neighborhood.target_rank(i) < 0;
   });
-  const auto unpack = make_units(pattern, false, nfields, layout, recv_at, [&](int i) {
+  const auto unpack = make_units(pattern, false, nfields, layout, merge, recv_at, [&](int i) {
     return direct[static_cast<std::size_t>(i)] || neighborhood.source_rank(i) < 0;
   });
   // The direct copies ride in the pack kernel: one launch for both.
-  const auto direct_units = make_direct_units(pattern, nfields, layout, direct);
+  const auto direct_units = make_direct_units(pattern, nfields, layout, merge, direct);
   pack.insert(pack.end(), direct_units.begin(), direct_units.end());
 
   auto upload = [](const std::vector<PackUnit>& table, const char* label) {

@@ -193,6 +193,57 @@ TEST(GridTransport, PackedEqualsDatatypesAndNaive4D) {
   if (iso_test::world_rank() == 0) std::printf("[ transport ] 4-D: %d field comparisons\n", comparisons);
 }
 
+// The host kernels split a block's slabs into units of at most
+// core::detail::packed_host_unit_words words (8192: only blocks of large
+// grids split). At 8 words the blocks of the small cases above split into
+// groups of one slab (3 slabs of 3 rows of 2 words), of two with a shorter
+// last group (3 slabs of 2 rows of 2 words), or not at all: the same
+// exchanges must agree with the datatype transport and the naive one.
+TEST(GridTransport, PackedEqualsDatatypesWithSlabsSplitIntoUnits) {
+  int comparisons = 0;
+  isostencil::core::detail::packed_host_unit_words = 8;
+  const std::string failures = transport_cases<3>(comparisons) + transport_cases<4>(comparisons);
+  isostencil::core::detail::packed_host_unit_words = 8192;
+  EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
+}
+
+// A stencil that reaches along the first two dimensions only leaves the
+// last without ghosts: a block's rows then follow one another in the field,
+// and the host kernels copy them as one run (a whole x-face as one memcpy).
+// Packed must agree with datatypes, whole units and split ones, on a
+// periodic and on a non-periodic grid.
+TEST(GridTransport, PackedRowsThatFollowOneAnotherAsOneRun) {
+  std::string failures;
+  const int world = iso_test::world_size();
+  iso::OffsetList planar(3, {});
+  for (int a = -1; a <= 1; ++a)
+    for (int b = -2; b <= 2; ++b) planar.push_back({a, b, 0});
+  const Stencil stencil(planar);
+  for (const bool periodic : {true, false})
+    for (const long words : {8192L, 8L}) {
+      isostencil::core::detail::packed_host_unit_words = words;
+      Grid<3> grid(MPI_COMM_WORLD, {3L * world + 1, 5, 4}, {periodic, periodic, periodic}, stencil);
+      auto by_datatypes = grid.make_field<double>("datatypes");
+      auto by_packed = grid.make_field<double>("packed");
+      HaloOptions options;
+      options.algorithm = iso::Algorithm::torus;
+      options.transport = HaloTransport::packed;
+      auto packed = grid.halo_exchange(by_packed, options);
+      options.transport = HaloTransport::datatypes;
+      auto datatypes = grid.halo_exchange(by_datatypes, options);
+      fill_random(grid, by_packed, seed + 13);
+      Kokkos::deep_copy(by_datatypes, by_packed);
+      packed.run();
+      datatypes.run();
+      const iso::HaloValidation same = grid.compare(by_packed, by_datatypes, true);
+      if (!same.ok)
+        failures += std::string("\n  ") + (periodic ? "periodic" : "non-periodic") + ", units of at most " +
+                    std::to_string(words) + " words: " + same.message;
+    }
+  isostencil::core::detail::packed_host_unit_words = 8192;
+  EXPECT_TRUE(iso_test::all_ranks(failures.empty())) << failures;
+}
+
 // Independent of the other transports: after a packed exchange every ghost
 // cell read holds f(wrapped global index), the others their sentinel.
 TEST(GridTransport, PackedGhostsHoldTheNeighborsValues) {
