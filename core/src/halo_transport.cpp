@@ -249,9 +249,9 @@ struct WordLayout {
   // allows: dimensions of extent 1 dropped, dimensions that continue one
   // another joined, rows that follow one another one run, the inner two of
   // what is left a unit, split into units of at most
-  // `detail::packed_host_unit_words` words where it has several slabs
-  // (threads enough). At 16^3 a 27-point halo was 146 units of 1-256 words,
-  // now 26.
+  // `detail::packed_host_unit_words` words where it has several slabs or
+  // rows (threads enough). At 16^3 a 27-point halo was 146 units of 1-256
+  // words, now 26.
   struct Piece {
     long first = 0;  // field word of its first row
     long slabs = 1;
@@ -291,6 +291,12 @@ struct WordLayout {
     shape.row_stride = inner >= 1 ? dims.back().second : run;
     shape.slabs = inner == 2 ? dims[outer].first : 1;
     shape.slab_stride = inner == 2 ? dims[outer].second : shape.rows * shape.row_stride;
+    // A unit of one slab larger than that is its rows taken as slabs of one
+    // row, so that it splits as well (a face of 128 x 128 words, 16384).
+    if (merge && shape.slabs == 1 && shape.rows > 1 && shape.rows * run > detail::packed_host_unit_words) {
+      shape.slabs = shape.rows, shape.slab_stride = shape.row_stride;
+      shape.rows = 1, shape.row_stride = run;
+    }
     // Slabs split into groups (the last one may be shorter).
     long group = shape.slabs;
     if (merge && shape.slabs > 1)

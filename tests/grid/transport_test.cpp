@@ -193,12 +193,13 @@ TEST(GridTransport, PackedEqualsDatatypesAndNaive4D) {
   if (iso_test::world_rank() == 0) std::printf("[ transport ] 4-D: %d field comparisons\n", comparisons);
 }
 
-// The host kernels split a block's slabs into units of at most
-// core::detail::packed_host_unit_words words (8192: only blocks of large
-// grids split). At 8 words the blocks of the small cases above split into
-// groups of one slab (3 slabs of 3 rows of 2 words), of two with a shorter
-// last group (3 slabs of 2 rows of 2 words), or not at all: the same
-// exchanges must agree with the datatype transport and the naive one.
+// The host kernels split a block's slabs (a block of one slab: its rows)
+// into units of at most core::detail::packed_host_unit_words words (8192:
+// only blocks of large grids split). At 8 words the blocks of the small
+// cases above split into groups of one slab (3 slabs of 3 rows of 2 words),
+// of two with a shorter last group (3 slabs of 2 rows of 2 words), of rows
+// (one slab of 3 rows of 3 words: two rows, then one), or not at all: the
+// same exchanges must agree with the datatype transport and the naive one.
 TEST(GridTransport, PackedEqualsDatatypesWithSlabsSplitIntoUnits) {
   int comparisons = 0;
   isostencil::core::detail::packed_host_unit_words = 8;
