@@ -63,7 +63,7 @@ void move_units(const Space& space, const Kokkos::View<PackUnit*, typename Space
     // the datatype path's local copies).
     const PackUnit* const table = units.data();
     const std::uintptr_t* const addresses = fields.data();
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), [=](const long u) {
+    auto copy_unit = [=](const long u) {
       const PackUnit unit = table[u];
       Word* const base = reinterpret_cast<Word*>(addresses[unit.field]);
       Word* const field = base + unit.field_offset;
@@ -86,7 +86,20 @@ void move_units(const Space& space, const Kokkos::View<PackUnit*, typename Space
         }
         for (long row = 0; row < rows; ++row, from += from_row, to += to_row) std::memcpy(to, from, bytes);
       }
-    });
+    };
+#ifdef KOKKOS_ENABLE_SERIAL
+    // Serial runs a kernel in the calling thread at once: the loop itself,
+    // without the launch (0.15-0.3 us of a 0.9 us exchange at 16^3 on one
+    // rank). With a Kokkos tool loaded the launch stays, so that the tool
+    // sees the kernel.
+    if constexpr (std::is_same_v<Space, Kokkos::Serial>) {
+      if (!Kokkos::Tools::profileLibraryLoaded()) {
+        for (long u = 0; u < count; ++u) copy_unit(u);
+        return;
+      }
+    }
+#endif
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(space, 0, count), copy_unit);
   } else {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
