@@ -73,18 +73,17 @@ void move_units(const Space& space, const Kokkos::View<PackUnit*, typename Space
       // Pack reads the field, unpack the buffer.
       const long from_row = Pack ? unit.row_stride : packed_row, to_row = Pack ? packed_row : unit.row_stride;
       const long from_slab = Pack ? unit.slab_stride : packed_slab, to_slab = Pack ? packed_slab : unit.slab_stride;
-      const Word* from_slab_start = Pack ? field : packed;
-      Word* to_slab_start = Pack ? packed : field;
-      const long rows = unit.rows;
+      const Word* const from = Pack ? field : packed;
+      Word* const to = Pack ? packed : field;
+      const long slabs = unit.slabs, rows = unit.rows;
       const std::size_t bytes = static_cast<std::size_t>(unit.run) * sizeof(Word);
-      for (long slab = 0; slab < unit.slabs; ++slab, from_slab_start += from_slab, to_slab_start += to_slab) {
-        const Word* from = from_slab_start;
-        Word* to = to_slab_start;
-        if (unit.run == 1) {  // a column of single words (normal to the last dimension)
-          for (long row = 0; row < rows; ++row) to[row * to_row] = from[row * from_row];
-          continue;
-        }
-        for (long row = 0; row < rows; ++row, from += from_row, to += to_row) std::memcpy(to, from, bytes);
+      for (long slab = 0; slab < slabs; ++slab) {
+        const Word* const source = from + slab * from_slab;
+        Word* const target = to + slab * to_slab;
+        if (unit.run == 1)  // a column of single words (normal to the last dimension)
+          for (long row = 0; row < rows; ++row) target[row * to_row] = source[row * from_row];
+        else
+          for (long row = 0; row < rows; ++row) std::memcpy(target + row * to_row, source + row * from_row, bytes);
       }
     };
 #ifdef KOKKOS_ENABLE_SERIAL

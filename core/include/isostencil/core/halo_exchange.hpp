@@ -83,8 +83,9 @@ class PackedTransport;
 inline int direct_copy_error = 0;
 /// The packed transport's host kernels take a block's slabs (or the rows of
 /// a block of one slab) in units of at most this many words
-/// (halo_transport.cpp, WordLayout::pieces), read when an exchange is made. Tests set it small so that blocks split into units,
-/// the last one shorter, at sizes that run quickly.
+/// (halo_transport.cpp, WordLayout::pieces), read when an exchange is made.
+/// Tests set it small so that blocks split into units, the last one
+/// shorter, at sizes that run quickly.
 inline long packed_host_unit_words = 8192;
 }
 
